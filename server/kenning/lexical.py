@@ -1,0 +1,49 @@
+"""Words for the lexical half: identifier splitting for FTS5 rows and query terms.
+
+FTS5's unicode61 tokenizer already splits on ``_`` and ``.`` but keeps ``parseHttpHeader`` whole;
+the ``idents`` column adds the camelCase parts so "http header parse" finds it too.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_HAS_INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+
+
+def identifier_parts(word: str) -> list[str]:
+    """``getHTTPResponse`` → ``["get", "http", "response"]``; other words → themselves."""
+    parts = [p.lower() for p in _CAMEL_PART.findall(word)]
+    # Only split words the ASCII pattern covers whole (no letters outside it are lost).
+    if len(parts) > 1 and "".join(parts) == word.lower():
+        return parts
+    return [word.lower()]
+
+
+def split_identifiers(text: str) -> str:
+    """The camelCase parts of every mixed-case word in ``text``, space-joined (for FTS)."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        if _HAS_INNER_CAPITAL.search(word):
+            out.extend(identifier_parts(word))
+    return " ".join(out)
+
+
+def name_parts(name: str) -> list[str]:
+    """Lower-case words of an identifier, splitting snake_case, dots and camelCase."""
+    words: list[str] = []
+    for word in _WORD.findall(name):
+        words.extend(identifier_parts(word))
+    return words
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct lower-case terms of a query: each word, plus the parts of identifiers in it."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(query):
+        seen.setdefault(word.lower(), None)
+        for part in identifier_parts(word):
+            seen.setdefault(part, None)
+    return list(seen)

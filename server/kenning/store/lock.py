@@ -1,0 +1,54 @@
+"""The writer lock: one process writes a store at a time, and everybody can see who it is.
+
+``fcntl.flock`` on ``<store>/lock`` is released by the kernel when the holder dies, so a kill -9
+never leaves a stale lock behind; the file's text only names the holder for error messages.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import sys
+from pathlib import Path
+
+LOCK_FILENAME = "lock"
+
+
+class LockHeld(Exception):
+    """Another process is writing this store."""
+
+    def __init__(self, path: Path, holder: str) -> None:
+        super().__init__(f"the index at {path.parent} is being written by {holder}")
+        self.holder = holder
+
+
+class WriterLock:
+    def __init__(self, store_dir: Path) -> None:
+        self.path = store_dir / LOCK_FILENAME
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
+            finally:
+                os.close(fd)
+            raise LockHeld(self.path, holder) from None
+        text = f"pid {os.getpid()} on {socket.gethostname()} ({' '.join(sys.argv[:2])})\n"
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, text.encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None

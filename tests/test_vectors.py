@@ -1,0 +1,92 @@
+"""The HNSW wrapper: atomic saves, and never loading a file that differs from the record."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kenning.store.vectors import VectorFileInvalid, VectorIndex, clean_stale_files
+
+
+def _vectors(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    latent = rng.normal(size=(n, 4))
+    v = latent @ rng.normal(size=(4, dim)) + 0.1 * rng.normal(size=(n, dim))
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_add_search_remove_and_replace() -> None:
+    ix = VectorIndex(16)
+    vecs = _vectors(50)
+    ix.add(np.arange(1, 51, dtype=np.uint64), vecs)
+    keys, sims = ix.search(vecs[9], 3)
+    assert keys[0] == 10 and sims[0] > 0.99
+    assert ix.remove([10]) == 1
+    keys, _ = ix.search(vecs[9], 5)
+    assert 10 not in keys.tolist()
+    # Adding an id that exists replaces its vector instead of raising.
+    ix.add(np.array([11], dtype=np.uint64), vecs[20:21])
+    ix.add(np.array([11], dtype=np.uint64), vecs[30:31])
+    keys, _ = ix.search(vecs[30], 1)
+    assert keys[0] in (11, 31)
+    assert len(ix) == 49
+
+
+def test_save_is_atomic_and_load_checks_hash(tmp_path: Path) -> None:
+    ix = VectorIndex(16)
+    ix.add(np.arange(1, 101, dtype=np.uint64), _vectors(100))
+    info = ix.save(tmp_path, 1)
+    assert not list(tmp_path.glob("*.tmp"))
+    loaded = VectorIndex.load(tmp_path, info)
+    assert len(loaded) == 100
+
+    path = tmp_path / info.name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(VectorFileInvalid, match="hash"):
+        VectorIndex.load(tmp_path, info)
+    path.write_bytes(bytes(data[: len(data) // 3]))
+    with pytest.raises(VectorFileInvalid, match="bytes"):
+        VectorIndex.load(tmp_path, info)
+    path.unlink()
+    with pytest.raises(VectorFileInvalid, match="missing"):
+        VectorIndex.load(tmp_path, info)
+
+
+def test_flipped_bytes_never_reach_usearch(tmp_path: Path) -> None:
+    """A corrupted file can segfault usearch on search; the check must stop it before load."""
+    ix = VectorIndex(16)
+    ix.add(np.arange(1, 201, dtype=np.uint64), _vectors(200))
+    info = ix.save(tmp_path, 1)
+    path = tmp_path / info.name
+    data = bytearray(path.read_bytes())
+    for i in range(200, len(data), 97):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+    code = (
+        "import sys; from pathlib import Path; import numpy as np\n"
+        "from kenning.store.vectors import VectorIndex, VectorFileInfo, VectorFileInvalid\n"
+        f"info = VectorFileInfo(**{info.__dict__ if hasattr(info, '__dict__') else dict(name=info.name, size=info.size, blake2b=info.blake2b, dim=info.dim, count=info.count)!r})\n"
+        "try:\n"
+        f"    ix = VectorIndex.load(Path({str(tmp_path)!r}), info)\n"
+        "    ix.search(np.ones(16, dtype=np.float32), 5)\n"
+        "    print('loaded')\n"
+        "except VectorFileInvalid as e:\n"
+        "    print('rejected', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("rejected")
+
+
+def test_clean_stale_files(tmp_path: Path) -> None:
+    for name in ("vectors.1.usearch", "vectors.2.usearch", "vectors.3.usearch.tmp"):
+        (tmp_path / name).write_bytes(b"x")
+    removed = clean_stale_files(tmp_path, "vectors.2.usearch")
+    assert sorted(removed) == ["vectors.1.usearch", "vectors.3.usearch.tmp"]
+    assert [p.name for p in tmp_path.iterdir()] == ["vectors.2.usearch"]
