@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -71,7 +72,7 @@ def test_flipped_bytes_never_reach_usearch(tmp_path: Path) -> None:
     code = (
         "import sys; from pathlib import Path; import numpy as np\n"
         "from kenning.store.vectors import VectorIndex, VectorFileInfo, VectorFileInvalid\n"
-        f"info = VectorFileInfo(**{info.__dict__ if hasattr(info, '__dict__') else dict(name=info.name, size=info.size, blake2b=info.blake2b, dim=info.dim, count=info.count)!r})\n"
+        f"info = VectorFileInfo(**{dataclasses.asdict(info)!r})\n"
         "try:\n"
         f"    ix = VectorIndex.load(Path({str(tmp_path)!r}), info)\n"
         "    ix.search(np.ones(16, dtype=np.float32), 5)\n"

@@ -34,7 +34,8 @@ class WriterLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             try:
-                holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
+                text = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip()
+                holder = text or "another process"
             finally:
                 os.close(fd)
             raise LockHeld(self.path, holder) from None
