@@ -1,0 +1,179 @@
+// The kenning wire contract, mirrored from docs/protocol.md (server side:
+// server/kenning/lsp/protocol.py). Method names, params and results only; no
+// behaviour. Keep this file in step with the server's protocol module, the way
+// rust-analyzer's lsp_ext.ts mirrors its server. Does not import `vscode`.
+
+import {
+  ExecuteCommandRequest,
+  NotificationType,
+  RequestType,
+  type ExecuteCommandParams,
+  type Range,
+} from "vscode-languageserver-protocol";
+
+export type { Position, Range } from "vscode-languageserver-protocol";
+
+// ---------------------------------------------------------------------------
+// Initialization options (also the answer for configuration section "kenning")
+
+export type LogLevel = "error" | "warning" | "info" | "debug";
+
+/** Every key is optional on the wire; unknown keys are ignored by the server. */
+export interface InitializationOptions {
+  storePath?: string | null;
+  model?: string | null;
+  exclude?: string[];
+  maxFileSize?: number;
+  embedThreads?: number;
+  indexOnStartup?: boolean;
+  maxResults?: number;
+  symbolLimit?: number;
+  logLevel?: LogLevel;
+}
+
+/** The configuration section the server asks for with workspace/configuration. */
+export const CONFIGURATION_SECTION = "kenning";
+
+// ---------------------------------------------------------------------------
+// workspace/semanticSearch
+
+export type SearchMode = "hybrid" | "semantic" | "lexical";
+export const SEARCH_MODES: readonly SearchMode[] = ["hybrid", "semantic", "lexical"];
+
+export interface SearchFilters {
+  /** gitignore-style globs relative to the folder root, e.g. "src/**"; union */
+  paths?: string[];
+  /** language names as listed by `kenning languages`, e.g. "python" */
+  languages?: string[];
+  /** "ts" or ".ts" */
+  extensions?: string[];
+}
+
+export interface SemanticSearchParams {
+  /** plain words or identifiers; at most MAX_QUERY_LENGTH characters */
+  query: string;
+  /** integer 1–200, default maxResults */
+  limit?: number;
+  mode?: SearchMode;
+  filters?: SearchFilters;
+  workDoneToken?: string | number;
+}
+
+export const MAX_QUERY_LENGTH = 1000;
+export const MAX_LIMIT = 200;
+
+export type IndexState = "scanning" | "embedding" | "ready" | "error";
+
+export interface SearchSymbol {
+  name: string;
+  /** like "function", "method", "class" */
+  kind: string;
+  containerName?: string;
+}
+
+export interface SearchHit {
+  /** file: URI of the file */
+  uri: string;
+  /** the chunk's lines */
+  range: Range;
+  /** fused score, higher is better, comparable only within one response */
+  score: number;
+  /** a few lines of the chunk (≤ 300 characters), the best-matching line first */
+  preview: string;
+  symbol?: SearchSymbol;
+  language: string;
+  /** 1-based rank in each half, null when absent */
+  match: { denseRank: number | null; lexicalRank: number | null };
+}
+
+export interface IndexSummary {
+  /** the least ready state across folders */
+  state: IndexState;
+  files: number;
+  chunks: number;
+  embedded: number;
+  pending: number;
+  /** true when the dense half could not be used */
+  lexicalOnly?: boolean;
+}
+
+export interface SemanticSearchResult {
+  /** best first */
+  results: SearchHit[];
+  index: IndexSummary;
+}
+
+export const semanticSearch = new RequestType<SemanticSearchParams, SemanticSearchResult, void>(
+  "workspace/semanticSearch",
+);
+
+// ---------------------------------------------------------------------------
+// kenning/similar
+
+export interface SimilarParams {
+  textDocument: { uri: string };
+  /** the selection; an empty range means the chunk around range.start */
+  range: Range;
+  /** 1–200, default maxResults */
+  limit?: number;
+}
+
+export const similar = new RequestType<SimilarParams, SemanticSearchResult, void>("kenning/similar");
+
+// ---------------------------------------------------------------------------
+// kenning/indexStatus (server → client)
+
+export interface IndexStatus {
+  /** the workspace folder's URI */
+  folder: string;
+  state: IndexState;
+  files: number;
+  chunks: number;
+  embedded: number;
+  pending: number;
+  skipped: number;
+  /** for "error": what went wrong */
+  message?: string;
+}
+
+export const indexStatus = new NotificationType<IndexStatus>("kenning/indexStatus");
+
+// ---------------------------------------------------------------------------
+// workspace/executeCommand commands. These are *server* command ids: the
+// extension's own VS Code commands must use other ids, because
+// vscode-languageclient registers the server's advertised commands itself.
+
+export const ServerCommands = {
+  /** args: none, or [folderUri]; result: null (a full rescan starts in the background) */
+  reindex: "kenning.reindex",
+  /** args: none; result: IndexStatus[], one per folder */
+  status: "kenning.status",
+} as const;
+
+export function reindexParams(folderUri?: string): ExecuteCommandParams {
+  return {
+    command: ServerCommands.reindex,
+    arguments: folderUri === undefined ? [] : [folderUri],
+  };
+}
+
+export function statusParams(): ExecuteCommandParams {
+  return { command: ServerCommands.status, arguments: [] };
+}
+
+/** workspace/executeCommand typed for kenning.reindex. */
+export const reindex = new RequestType<ExecuteCommandParams, null, void>(ExecuteCommandRequest.method);
+/** workspace/executeCommand typed for kenning.status. */
+export const status = new RequestType<ExecuteCommandParams, IndexStatus[], void>(
+  ExecuteCommandRequest.method,
+);
+
+// ---------------------------------------------------------------------------
+// JSON-RPC error codes the client treats specially.
+
+export const ErrorCodes = {
+  InvalidParams: -32602,
+  RequestCancelled: -32800,
+  ServerCancelled: -32802,
+  ContentModified: -32801,
+} as const;

@@ -1,0 +1,271 @@
+// The VS Code glue (src/extension.ts and the modules it wires) against the
+// stubbed `vscode` and `vscode-languageclient/node` (test/stubs/): commands,
+// the client's options, the status bar, the search QuickPick, restarts.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, it } from "node:test";
+
+import { activate, deactivate } from "../src/extension";
+import { LanguageClient } from "./stubs/languageclient";
+import { stub, Uri } from "./stubs/vscode";
+
+const pkg = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")) as {
+  contributes: { commands: { command: string; title: string; category?: string }[] };
+};
+const declared = pkg.contributes.commands.map((c) => c.command);
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (check()) {
+      return;
+    }
+    await sleep(5);
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+function context() {
+  return { subscriptions: [] as { dispose(): unknown }[], extensionUri: Uri.file(tmpdir()) };
+}
+
+type Context = ReturnType<typeof context>;
+
+async function activated(): Promise<{ ctx: Context; client: LanguageClient }> {
+  const ctx = context();
+  await activate(ctx as never);
+  await until(() => LanguageClient.instances.some((c) => c.running), "the client to start");
+  return { ctx, client: LanguageClient.instances[LanguageClient.instances.length - 1] };
+}
+
+beforeEach(() => {
+  stub.reset();
+  LanguageClient.reset();
+  stub.workspaceFolders = [{ uri: Uri.file("/ws"), name: "ws", index: 0 }];
+  // an executable that exists, so the pre-start check passes without Python
+  stub.settings.set("kenning.server.command", [process.execPath, "serve"]);
+});
+
+afterEach(async () => {
+  await deactivate();
+});
+
+describe("activate", () => {
+  it("registers every command declared in package.json, and no others", async () => {
+    const { ctx } = await activated();
+    assert.deepEqual([...stub.commands.keys()].sort(), [...declared].sort());
+    assert.ok(ctx.subscriptions.length >= declared.length);
+    for (const command of pkg.contributes.commands) {
+      assert.equal(command.category, "Kenning", `${command.command} has no Kenning category`);
+    }
+  });
+
+  it("does not take the server's own command ids (the client registers those)", () => {
+    assert.ok(!declared.includes("kenning.reindex"));
+    assert.ok(!declared.includes("kenning.status"));
+  });
+
+  it("starts `kenning.server.command` over stdio with the protocol's initialization options", async () => {
+    const { client } = await activated();
+    assert.equal(client.id, "kenning");
+    assert.deepEqual(client.serverOptions, {
+      command: process.execPath,
+      args: ["serve"],
+      transport: 0,
+      options: { cwd: tmpdir() },
+    });
+    const options = client.clientOptions as {
+      initializationOptions: unknown;
+      synchronize: { configurationSection: string };
+    };
+    assert.deepEqual(options.initializationOptions, {
+      storePath: null,
+      model: null,
+      exclude: [],
+      maxFileSize: 2097152,
+      embedThreads: 0,
+      indexOnStartup: true,
+      maxResults: 20,
+      symbolLimit: 200,
+      logLevel: "info",
+    });
+    assert.equal(options.synchronize.configurationSection, "kenning");
+  });
+
+  it("answers workspace/configuration and didChangeConfiguration in the protocol shape", async () => {
+    const { client } = await activated();
+    stub.settings.set("kenning.maxResults", 42);
+    stub.settings.set("kenning.storePath", "");
+    const middleware = (
+      client.clientOptions as {
+        middleware: {
+          workspace: {
+            configuration(
+              params: unknown,
+              token: unknown,
+              next: (p: unknown, t: unknown) => unknown,
+            ): Promise<unknown[]>;
+            didChangeConfiguration(sections: string[] | undefined, next: unknown): Promise<void>;
+          };
+        };
+      }
+    ).middleware.workspace;
+    const answer = await middleware.configuration(
+      { items: [{ section: "kenning" }, { section: "files.exclude" }] },
+      {},
+      () => [{ server: { command: [] }, storePath: "" }, { "**/.git": true }],
+    );
+    assert.equal((answer[0] as { maxResults: number }).maxResults, 42);
+    assert.equal((answer[0] as { storePath: unknown }).storePath, null);
+    assert.ok(!("server" in (answer[0] as object)));
+    assert.deepEqual(answer[1], { "**/.git": true });
+
+    await middleware.didChangeConfiguration(["kenning"], () =>
+      assert.fail("the raw settings tree must not be sent"),
+    );
+    const sent = client.notifications.find((n) => n.method === "workspace/didChangeConfiguration");
+    assert.deepEqual(
+      (sent?.params as { settings: { kenning: { maxResults: number } } }).settings.kenning.maxResults,
+      42,
+    );
+  });
+
+  it("feeds the status bar from kenning/indexStatus", async () => {
+    const { client } = await activated();
+    const item = stub.statusBarItems[0];
+    assert.equal(item.command, "kenning.showIndexStatus");
+    const base = { folder: "file:///ws", files: 312, chunks: 9876, embedded: 0, pending: 0, skipped: 0 };
+    client.notify("kenning/indexStatus", { ...base, state: "scanning" });
+    assert.equal(item.text, "$(sync~spin) kenning 312 files…");
+    client.notify("kenning/indexStatus", { ...base, state: "embedding", embedded: 4100, pending: 5776 });
+    assert.equal(item.text, "$(sync~spin) kenning embedding 41%");
+    client.notify("kenning/indexStatus", { ...base, state: "ready", embedded: 9876 });
+    assert.equal(item.text, "kenning $(check) 9,876 chunks");
+    client.notify("kenning/indexStatus", { ...base, state: "error", message: "disk full" });
+    assert.equal(item.text, "$(error) kenning");
+    assert.match(String(item.tooltip), /disk full/);
+  });
+
+  it("restarts the server when a restart setting changes, not for others", async () => {
+    const { client } = await activated();
+    stub.changeSetting("kenning.maxResults", 5);
+    await sleep(20);
+    assert.equal(LanguageClient.instances.length, 1);
+    stub.changeSetting("kenning.model", "/models/other");
+    await until(
+      () => LanguageClient.instances.length === 2 && LanguageClient.instances[1].running,
+      "a new client",
+    );
+    assert.ok(client.disposed);
+    assert.equal(
+      (LanguageClient.instances[1].clientOptions as { initializationOptions: { model: string } })
+        .initializationOptions.model,
+      "/models/other",
+    );
+  });
+
+  it("explains a missing server with the install command and an Open Settings button", async () => {
+    stub.settings.delete("kenning.server.command");
+    const savedPath = process.env.PATH;
+    process.env.PATH = "";
+    try {
+      await activate(context() as never);
+      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+    } finally {
+      process.env.PATH = savedPath;
+    }
+    const error = stub.messages.find((m) => m.kind === "error");
+    assert.match(error?.text ?? "", /pip install kenning/);
+    assert.deepEqual(error?.items, ["Open Settings", "Show Output"]);
+    assert.equal(LanguageClient.instances.length, 0);
+    assert.equal(stub.statusBarItems[0].text, "$(error) kenning");
+  });
+
+  it("explains an interpreter without kenning", async () => {
+    stub.settings.delete("kenning.server.command");
+    stub.settings.set("kenning.server.pythonPath", join(tmpdir(), "no-such-python"));
+    await activate(context() as never);
+    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+    assert.match(stub.messages[0].text, /no-such-python does not exist.*Check kenning\.server\.pythonPath/);
+  });
+
+  it("shows a crashed server in the status bar, and starts it again on the next command", async () => {
+    const { client } = await activated();
+    client.crash();
+    assert.equal(stub.statusBarItems[0].text, "$(error) kenning");
+    assert.match(String(stub.statusBarItems[0].tooltip), /stopped/);
+    await stub.commands.get("kenning.reindexWorkspace")?.();
+    assert.equal(LanguageClient.instances.length, 1, "the same client is started again");
+    assert.ok(client.running);
+    assert.equal(client.requests.at(-1)?.method, "workspace/executeCommand");
+  });
+
+  it("a restart does not flag the old client's stop as an error", async () => {
+    await activated();
+    await stub.commands.get("kenning.restartServer")?.();
+    assert.equal(LanguageClient.instances.length, 2);
+    assert.ok(LanguageClient.instances[0].disposed);
+    assert.equal(stub.statusBarItems[0].text, "$(sync~spin) kenning");
+  });
+
+  it("reports a start failure instead of throwing", async () => {
+    LanguageClient.startError = new Error("initialize failed");
+    await activate(context() as never);
+    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+    assert.match(stub.messages[0].text, /did not start .*initialize failed/);
+  });
+});
+
+describe("commands", () => {
+  it("Reindex Workspace sends kenning.reindex", async () => {
+    const { client } = await activated();
+    await stub.commands.get("kenning.reindexWorkspace")?.();
+    assert.deepEqual(client.requests.at(-1), {
+      method: "workspace/executeCommand",
+      params: { command: "kenning.reindex", arguments: [] },
+      token: undefined,
+    });
+  });
+
+  it("Show Index Status lists kenning.status per folder and can reindex one", async () => {
+    const { client } = await activated();
+    LanguageClient.handler = async (method, params) => {
+      if (
+        method === "workspace/executeCommand" &&
+        (params as { command: string }).command === "kenning.status"
+      ) {
+        return [
+          {
+            folder: "file:///ws",
+            state: "ready",
+            files: 2,
+            chunks: 10,
+            embedded: 10,
+            pending: 0,
+            skipped: 1,
+          },
+        ];
+      }
+      return null;
+    };
+    await stub.commands.get("kenning.showIndexStatus")?.();
+    const pick = stub.lastQuickPick<{ label: string; description?: string; folder?: string }>();
+    assert.equal(pick.items.length, 1);
+    assert.equal(pick.items[0].label, "$(check) ws");
+    assert.equal(pick.items[0].description, "ready — 10 chunks in 2 files, 1 skipped");
+    assert.equal(stub.statusBarItems[0].text, "kenning $(check) 10 chunks");
+    pick.pressButton(pick.items[0], {});
+    await until(
+      () => client.requests.some((r) => (r.params as { command?: string }).command === "kenning.reindex"),
+      "reindex",
+    );
+    assert.deepEqual(client.requests.at(-1)?.params, {
+      command: "kenning.reindex",
+      arguments: ["file:///ws"],
+    });
+  });
+});

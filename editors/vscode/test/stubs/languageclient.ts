@@ -1,0 +1,147 @@
+// A fake `vscode-languageclient/node` for the glue tests: a LanguageClient
+// that never spawns anything. It records how it was constructed and what was
+// sent, and answers requests through `LanguageClient.handler`. esbuild aliases
+// the real module to this file when it bundles the tests.
+
+export enum TransportKind {
+  stdio = 0,
+  ipc = 1,
+  pipe = 2,
+  socket = 3,
+}
+
+export enum RevealOutputChannelOn {
+  Debug = 0,
+  Info = 1,
+  Warn = 2,
+  Error = 3,
+  Never = 4,
+}
+
+export enum State {
+  Stopped = 1,
+  Running = 2,
+  Starting = 3,
+}
+
+export interface MessageSignature {
+  method: string;
+}
+
+export interface TokenLike {
+  readonly isCancellationRequested: boolean;
+}
+
+export interface SentRequest {
+  method: string;
+  params: unknown;
+  token: TokenLike | undefined;
+}
+
+export type RequestHandler = (
+  method: string,
+  params: unknown,
+  token: TokenLike | undefined,
+) => Promise<unknown>;
+
+// The real option types are structural; the glue only needs to be able to pass them.
+export type LanguageClientOptions = Record<string, unknown>;
+export type ServerOptions = Record<string, unknown>;
+
+export class LanguageClient {
+  static instances: LanguageClient[] = [];
+  /** answers every sendRequest; tests replace it */
+  static handler: RequestHandler = async () => null;
+  /** when set, start() rejects with it */
+  static startError: Error | undefined;
+
+  readonly requests: SentRequest[] = [];
+  readonly notifications: { method: string; params: unknown }[] = [];
+  readonly notificationHandlers = new Map<string, (params: unknown) => void>();
+  running = false;
+  disposed = false;
+  private readonly stateListeners: ((event: { oldState: State; newState: State }) => void)[] = [];
+
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    readonly serverOptions: ServerOptions,
+    readonly clientOptions: LanguageClientOptions,
+  ) {
+    LanguageClient.instances.push(this);
+  }
+
+  static reset(): void {
+    LanguageClient.instances = [];
+    LanguageClient.handler = async () => null;
+    LanguageClient.startError = undefined;
+  }
+
+  async start(): Promise<void> {
+    this.setState(State.Starting);
+    if (LanguageClient.startError !== undefined) {
+      this.setState(State.Stopped);
+      throw LanguageClient.startError;
+    }
+    this.setState(State.Running);
+  }
+
+  onDidChangeState(listener: (event: { oldState: State; newState: State }) => void): { dispose(): void } {
+    this.stateListeners.push(listener);
+    return { dispose: () => undefined };
+  }
+
+  /** What the real client does when the server process dies and it gives up. */
+  crash(): void {
+    this.setState(State.Stopped);
+  }
+
+  private state = State.Stopped;
+
+  private setState(newState: State): void {
+    const oldState = this.state;
+    this.state = newState;
+    this.running = newState === State.Running;
+    for (const listener of this.stateListeners) {
+      listener({ oldState, newState });
+    }
+  }
+
+  isRunning(): boolean {
+    return this.running;
+  }
+
+  async dispose(_timeout?: number): Promise<void> {
+    this.setState(State.Stopped);
+    this.disposed = true;
+  }
+
+  async stop(): Promise<void> {
+    this.setState(State.Stopped);
+  }
+
+  onNotification(type: MessageSignature | string, handler: (params: unknown) => void): { dispose(): void } {
+    const method = typeof type === "string" ? type : type.method;
+    this.notificationHandlers.set(method, handler);
+    return { dispose: () => this.notificationHandlers.delete(method) };
+  }
+
+  async sendNotification(type: MessageSignature | string, params?: unknown): Promise<void> {
+    this.notifications.push({ method: typeof type === "string" ? type : type.method, params });
+  }
+
+  sendRequest(type: MessageSignature | string, params?: unknown, token?: TokenLike): Promise<unknown> {
+    const method = typeof type === "string" ? type : type.method;
+    this.requests.push({ method, params, token });
+    return LanguageClient.handler(method, params, token);
+  }
+
+  /** What the server would do: send a notification to the client. */
+  notify(method: string, params: unknown): void {
+    const handler = this.notificationHandlers.get(method);
+    if (handler === undefined) {
+      throw new Error(`no handler for ${method}`);
+    }
+    handler(params);
+  }
+}
