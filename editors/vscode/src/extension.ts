@@ -1,19 +1,30 @@
 // Entry point: wires the commands, the status bar, the language client and
 // the setting watchers together. Logic lives elsewhere (query.ts, format.ts,
-// debounce.ts, serverCommand.ts, config.ts are vscode-free; server.ts and
-// statusBar.ts hold the VS Code glue).
+// debounce.ts, serverCommand.ts, config.ts are vscode-free; server.ts,
+// searchPick.ts, statusBar.ts hold the VS Code glue).
 
 import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
 
 import { RESTART_SETTINGS } from "./config";
 import { describeError, statusLine } from "./format";
-import { reindex, reindexParams, status, statusParams, type IndexStatus } from "./protocol";
+import {
+  reindex,
+  reindexParams,
+  semanticSearch,
+  similar,
+  status,
+  statusParams,
+  type IndexStatus,
+} from "./protocol";
+import { showSemanticSearch, showSimilar, type SearchBackend } from "./searchPick";
 import { KenningServer } from "./server";
 import { IndexStatusBar, folderName } from "./statusBar";
 
 /** The extension's own command ids (package.json contributes.commands). */
 export const Commands = {
+  semanticSearch: "kenning.semanticSearch",
+  findSimilar: "kenning.findSimilar",
   reindexWorkspace: "kenning.reindexWorkspace",
   showIndexStatus: "kenning.showIndexStatus",
   restartServer: "kenning.restartServer",
@@ -21,6 +32,13 @@ export const Commands = {
 } as const;
 
 let server: KenningServer | undefined;
+
+function backendFor(client: LanguageClient): SearchBackend {
+  return {
+    search: (params, token) => client.sendRequest(semanticSearch, params, token),
+    similar: (params, token) => client.sendRequest(similar, params, token),
+  };
+}
 
 async function withClient(
   kenning: KenningServer,
@@ -94,6 +112,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(output, statusBar, kenning);
 
   context.subscriptions.push(
+    vscode.commands.registerCommand(Commands.semanticSearch, () =>
+      withClient(kenning, async (client) => {
+        showSemanticSearch(backendFor(client));
+      }),
+    ),
+    vscode.commands.registerCommand(Commands.findSimilar, () => {
+      const editor = vscode.window.activeTextEditor;
+      if (editor === undefined || editor.document.uri.scheme !== "file") {
+        void vscode.window.showInformationMessage(
+          "kenning: open a saved file and select the code to match first.",
+        );
+        return;
+      }
+      return withClient(kenning, async (client) => {
+        showSimilar(backendFor(client), editor);
+      });
+    }),
     vscode.commands.registerCommand(Commands.reindexWorkspace, () =>
       withClient(kenning, async (client) => {
         await client.sendRequest(reindex, reindexParams());

@@ -9,8 +9,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
 
 import { activate, deactivate } from "../src/extension";
+import type { SearchHit, SemanticSearchResult } from "../src/protocol";
+import type { ResultItem } from "../src/searchPick";
 import { LanguageClient } from "./stubs/languageclient";
-import { stub, Uri } from "./stubs/vscode";
+import { fakeEditor, Range, Selection, stub, Uri, type FakeQuickPick } from "./stubs/vscode";
 
 const pkg = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")) as {
   contributes: { commands: { command: string; title: string; category?: string }[] };
@@ -40,6 +42,32 @@ async function activated(): Promise<{ ctx: Context; client: LanguageClient }> {
   await activate(ctx as never);
   await until(() => LanguageClient.instances.some((c) => c.running), "the client to start");
   return { ctx, client: LanguageClient.instances[LanguageClient.instances.length - 1] };
+}
+
+function hit(line: number, name?: string): SearchHit {
+  return {
+    uri: `file:///ws/src/mod${line}.py`,
+    range: { start: { line, character: 0 }, end: { line: line + 5, character: 3 } },
+    score: 1 / (line + 1),
+    preview: `def f${line}():`,
+    symbol: name === undefined ? undefined : { name, kind: "function" },
+    language: "python",
+    match: { denseRank: 1, lexicalRank: null },
+  };
+}
+
+function answer(
+  results: SearchHit[],
+  state: SemanticSearchResult["index"]["state"] = "ready",
+): SemanticSearchResult {
+  return {
+    results,
+    index: { state, files: 3, chunks: 9876, embedded: 4100, pending: 5776, lexicalOnly: state !== "ready" },
+  };
+}
+
+function searches(client: LanguageClient) {
+  return client.requests.filter((r) => r.method === "workspace/semanticSearch");
 }
 
 beforeEach(() => {
@@ -267,5 +295,178 @@ describe("commands", () => {
       command: "kenning.reindex",
       arguments: ["file:///ws"],
     });
+  });
+
+  it("Find Similar Code sends the active document and selection", async () => {
+    const { client } = await activated();
+    const editor = fakeEditor(Uri.file("/ws/src/a.py"), new Selection(3, 0, 7, 4));
+    stub.activeTextEditor = editor;
+    LanguageClient.handler = async () => answer([hit(10, "twin")]);
+    await stub.commands.get("kenning.findSimilar")?.();
+    const pick = stub.lastQuickPick<ResultItem>();
+    assert.equal(pick.title, "kenning: code similar to src/a.py:4–8");
+    const request = client.requests.at(-1);
+    assert.equal(request?.method, "kenning/similar");
+    assert.deepEqual(request?.params, {
+      textDocument: { uri: "file:///ws/src/a.py" },
+      range: { start: { line: 3, character: 0 }, end: { line: 7, character: 4 } },
+    });
+    await until(() => pick.items.length > 0, "results");
+    assert.equal(pick.items[0].label, "twin — src/mod10.py:11");
+    assert.equal(pick.busy, false);
+    assert.equal(pick.matchOnDetail, true);
+  });
+
+  it("Find Similar Code without an editor says what to do", async () => {
+    await activated();
+    await stub.commands.get("kenning.findSimilar")?.();
+    assert.match(stub.messages.at(-1)?.text ?? "", /select the code/);
+  });
+});
+
+describe("Semantic Search", () => {
+  async function openSearch(): Promise<{ client: LanguageClient; pick: FakeQuickPick<ResultItem> }> {
+    const { client } = await activated();
+    await stub.commands.get("kenning.semanticSearch")?.();
+    return { client, pick: stub.lastQuickPick<ResultItem>() };
+  }
+
+  it("asks for the index state at once and titles the picker with it", async () => {
+    LanguageClient.handler = async () => answer([], "embedding");
+    const { client, pick } = await openSearch();
+    assert.deepEqual(searches(client)[0].params, { query: "" });
+    await until(() => pick.busy === false, "the first answer");
+    assert.equal(pick.title, "kenning: still embedding 4,100/9,876 — lexical results until ready");
+    assert.deepEqual(pick.items, []);
+  });
+
+  it("searches as you type: debounced, filters parsed, the previous request cancelled", async () => {
+    const pending: ((value: SemanticSearchResult) => void)[] = [];
+    LanguageClient.handler = (_method, params) =>
+      (params as { query: string }).query === ""
+        ? Promise.resolve(answer([]))
+        : new Promise((resolve) => pending.push(resolve as (value: SemanticSearchResult) => void));
+    const { client, pick } = await openSearch();
+    await until(() => !pick.busy, "the first answer");
+
+    pick.type("re");
+    pick.type("retry");
+    pick.type("retry lang:python path:src/**");
+    assert.equal(pick.busy, true);
+    await sleep(100);
+    assert.equal(searches(client).length, 1, "nothing is sent before the input rests");
+    await until(() => searches(client).length === 2, "the debounced request");
+    assert.deepEqual(searches(client)[1].params, {
+      query: "retry",
+      filters: { paths: ["src/**"], languages: ["python"] },
+    });
+
+    pick.type("retry upload lang:python mode:lexical");
+    assert.equal(
+      searches(client)[1].token?.isCancellationRequested,
+      true,
+      "typing cancels the request in flight",
+    );
+    await until(() => searches(client).length === 3, "the next request");
+    assert.deepEqual(searches(client)[2].params, {
+      query: "retry upload",
+      mode: "lexical",
+      filters: { languages: ["python"] },
+    });
+
+    pending[0](answer([hit(1, "stale")]));
+    pending[1](answer([hit(41, "retry_upload"), hit(7)]));
+    await until(() => !pick.busy, "the answer");
+    assert.deepEqual(
+      pick.items.map((i) => [i.label, i.description, i.detail, i.alwaysShow]),
+      [
+        ["retry_upload — src/mod41.py:42", "dense #1", "def f41():", true],
+        ["src/mod7.py:8", "dense #1", "def f7():", true],
+      ],
+    );
+    assert.equal(pick.title, "kenning: semantic search — lang python · mode lexical");
+  });
+
+  it("shows an invalid-params error as a row, not a crash", async () => {
+    LanguageClient.handler = async (_m, params) => {
+      if ((params as { query: string }).query === "") {
+        return answer([]);
+      }
+      throw Object.assign(new Error("unknown language 'klingon'"), { code: -32602 });
+    };
+    const { pick } = await openSearch();
+    pick.type("warp lang:klingon");
+    await until(() => pick.items.length > 0, "the error row");
+    assert.equal(pick.items[0].label, "$(error) invalid request: unknown language 'klingon'");
+    assert.equal(pick.items[0].hit, undefined);
+    pick.accept(pick.items[0]);
+    assert.equal(pick.visible, true, "accepting a message row keeps the picker open");
+    assert.equal(pick.busy, false);
+  });
+
+  it("shows a bad mode and an empty answer as rows", async () => {
+    LanguageClient.handler = async () => answer([]);
+    const { pick } = await openSearch();
+    pick.type("foo mode:fuzzy");
+    await until(() => pick.items.length === 2, "rows");
+    assert.match(pick.items[0].label, /\$\(warning\) unknown mode "fuzzy"/);
+    assert.equal(pick.items[1].label, "$(info) no results");
+  });
+
+  it("previews the highlighted hit, opens it on Enter with the range selected", async () => {
+    const previous = fakeEditor(Uri.file("/ws/main.py"), new Selection(5, 0, 5, 0));
+    stub.editors.set(previous.document.uri.toString(), previous);
+    stub.activeTextEditor = previous;
+    LanguageClient.handler = async (_m, params) =>
+      answer((params as { query: string }).query ? [hit(41, "retry_upload")] : []);
+    const { pick } = await openSearch();
+    pick.type("retry");
+    await until(() => pick.items.length === 1, "a hit");
+    pick.highlight(pick.items[0]);
+    await until(() => stub.shownDocuments.length === 1, "the preview");
+    assert.deepEqual(stub.shownDocuments[0], {
+      target: "file:///ws/src/mod41.py",
+      options: { preview: true, preserveFocus: true, viewColumn: 1 },
+    });
+    const previewed = stub.editors.get("file:///ws/src/mod41.py");
+    assert.deepEqual(previewed?.decorations, [new Range(41, 0, 46, 3)]);
+
+    pick.accept(pick.items[0]);
+    await until(() => stub.shownDocuments.length === 2, "the open");
+    const opened = stub.shownDocuments[1];
+    assert.equal(opened.target, "file:///ws/src/mod41.py");
+    assert.equal(opened.options?.preview, false);
+    assert.deepEqual(opened.options?.selection, new Range(41, 0, 46, 3));
+    assert.equal(pick.visible, false);
+    assert.equal(pick.disposed, true);
+    await sleep(10);
+    assert.equal(stub.shownDocuments.length, 2, "accepting does not go back to the previous editor");
+  });
+
+  it("Escape goes back to the editor you came from", async () => {
+    const previous = fakeEditor(Uri.file("/ws/main.py"), new Selection(5, 2, 5, 2));
+    previous.visibleRanges = [new Range(2, 0, 40, 0)];
+    stub.editors.set(previous.document.uri.toString(), previous);
+    stub.activeTextEditor = previous;
+    LanguageClient.handler = async (_m, params) =>
+      answer((params as { query: string }).query ? [hit(3)] : []);
+    const { client, pick } = await openSearch();
+    pick.type("x");
+    await until(() => pick.items.length === 1, "a hit");
+    pick.highlight(pick.items[0]);
+    pick.type("xy"); // a request in flight when the picker closes
+    pick.hide();
+    await until(() => stub.shownDocuments.length === 2, "the restore");
+    assert.equal(stub.shownDocuments[1].target, "file:///ws/main.py");
+    assert.deepEqual(stub.shownDocuments[1].options?.selection, new Selection(5, 2, 5, 2));
+    assert.equal(stub.activeTextEditor, previous);
+    assert.deepEqual(previous.revealed, [new Range(2, 0, 40, 0)], "scrolled back to where it was");
+    assert.deepEqual(
+      stub.editors.get("file:///ws/src/mod3.py")?.decorations,
+      [],
+      "the preview highlight is gone",
+    );
+    await sleep(250);
+    assert.equal(searches(client).length, 2, "closing cancels the pending search");
   });
 });
