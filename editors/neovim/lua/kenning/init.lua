@@ -92,8 +92,8 @@ end
 ---@field mode? kenning.Mode
 ---@field filters? kenning.Filters combined with the inline ones
 
---- Searches the workspace by description. `text` may hold inline filters:
---- `lang:python path:src/** ext:ts mode:lexical`. Without `text`, asks for it.
+--- Searches the workspace by description. `text` may hold inline filters
+--- (`lang:python path:src/** ext:ts mode:lexical`, see kenning.query). Without `text`, asks for it.
 ---@param text? string
 ---@param opts? kenning.SearchOpts
 function M.search(text, opts)
@@ -111,7 +111,11 @@ function M.search(text, opts)
   if not client then
     return
   end
-  local params = query.merge(query.parse(text), opts)
+  local parsed, problems = query.parse(text)
+  for _, problem in ipairs(problems) do
+    notify('kenning: ' .. problem, vim.log.levels.WARN)
+  end
+  local params = query.merge(parsed, opts)
   request(client, M.methods.semantic_search, params, bufnr, function(result)
     local title = 'kenning: ' .. text
     results.show(result, { title = title, qf = opts.qf, encoding = client.offset_encoding })
