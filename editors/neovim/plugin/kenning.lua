@@ -7,11 +7,23 @@ vim.g.loaded_kenning = true
 
 local command = vim.api.nvim_create_user_command
 
+local FILTERS = { 'lang:', 'ext:', 'path:', 'mode:hybrid', 'mode:semantic', 'mode:lexical' }
+
+--- Completes the filter keys of the word being typed.
+---@param arglead string
+---@return string[]
+local function complete_filters(arglead)
+  return vim.tbl_filter(function(filter)
+    return arglead ~= '' and vim.startswith(filter, arglead:lower())
+  end, FILTERS)
+end
+
 command('KenningSearch', function(args)
   require('kenning').search(args.args, { qf = args.bang })
 end, {
   nargs = '*',
   bang = true,
+  complete = complete_filters,
   desc = 'kenning: find code by describing it (lang: path: ext: mode: filters; ! → quickfix)',
 })
 
