@@ -1,0 +1,151 @@
+"""Which language a workspace file is written in, decided from its path alone.
+
+This module owns the table of language names kenning knows (the names users type in a
+``languages`` search filter and that ``kenning languages`` lists), the file extensions and file
+names that map to them, and which chunker handles each one: tree-sitter for the languages with a
+grammar wheel, the Markdown block splitter, or plain line windows for everything else. Unknown
+files are ``"text"``: they are still indexed, just without structure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ParserKind = Literal["tree-sitter", "markdown", "text"]
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageInfo:
+    """One language: its name, how files are recognised, and which chunker reads them."""
+
+    name: str
+    extensions: tuple[str, ...]  # with the leading dot, matched case-sensitively first
+    filenames: tuple[str, ...]  # exact base names ("Makefile"), checked before extensions
+    parser: ParserKind
+
+
+def _lang(
+    name: str,
+    extensions: tuple[str, ...] = (),
+    filenames: tuple[str, ...] = (),
+    parser: ParserKind = "text",
+) -> LanguageInfo:
+    return LanguageInfo(name, extensions, filenames, parser)
+
+
+_TABLE: tuple[LanguageInfo, ...] = (
+    # Structured: these get definition-level chunks and symbols.
+    _lang("python", (".py", ".pyi", ".pyw"), ("SConstruct", "SConscript"), "tree-sitter"),
+    _lang("javascript", (".js", ".mjs", ".cjs", ".jsx"), (), "tree-sitter"),
+    _lang("typescript", (".ts", ".mts", ".cts"), (), "tree-sitter"),
+    _lang("tsx", (".tsx",), (), "tree-sitter"),
+    _lang("go", (".go",), (), "tree-sitter"),
+    _lang("rust", (".rs",), (), "tree-sitter"),
+    _lang("java", (".java",), (), "tree-sitter"),
+    # ".h" is C by convention (as GitHub linguist defaults it); the chunker retries a C header
+    # that does not parse cleanly with the C++ grammar.
+    _lang("c", (".c", ".h"), (), "tree-sitter"),
+    # ".C"/".H" (upper case) are C++ on case-sensitive systems; the exact-case lookup finds them
+    # before the lower-cased fallback would turn them into C.
+    _lang(
+        "cpp",
+        (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl",
+         ".C", ".H"),
+        (),
+        "tree-sitter",
+    ),
+    _lang("markdown", (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx"), (), "markdown"),
+    # Text-only: indexed in line windows, but filterable by name.
+    _lang("ruby", (".rb", ".rake", ".gemspec"), ("Gemfile", "Rakefile", "Guardfile")),
+    _lang(
+        "shell",
+        (".sh", ".bash", ".zsh", ".ksh", ".fish"),
+        (".bashrc", ".bash_profile", ".zshrc", ".profile"),
+    ),
+    _lang("powershell", (".ps1", ".psm1", ".psd1")),
+    _lang("batch", (".bat", ".cmd")),
+    _lang("toml", (".toml",), ("Pipfile", "poetry.lock", "Cargo.lock")),
+    _lang("yaml", (".yaml", ".yml")),
+    _lang("json", (".json", ".jsonc", ".json5", ".jsonl", ".ndjson", ".ipynb")),
+    _lang("xml", (".xml", ".xsd", ".xsl", ".xslt", ".svg", ".plist", ".csproj")),
+    _lang("html", (".html", ".htm", ".xhtml", ".jinja", ".jinja2", ".j2")),
+    _lang("css", (".css",)),
+    _lang("scss", (".scss", ".sass")),
+    _lang("less", (".less",)),
+    _lang("vue", (".vue",)),
+    _lang("svelte", (".svelte",)),
+    _lang("sql", (".sql",)),
+    _lang("graphql", (".graphql", ".gql")),
+    _lang("protobuf", (".proto",)),
+    _lang("rst", (".rst", ".rest")),
+    _lang("asciidoc", (".adoc", ".asciidoc")),
+    _lang("latex", (".tex", ".sty", ".cls", ".bib")),
+    _lang("ini", (".ini", ".cfg", ".conf", ".properties"), (".editorconfig", "setup.cfg")),
+    _lang("dockerfile", (".dockerfile",), ("Dockerfile", "Containerfile")),
+    _lang("makefile", (".mk", ".mak"), ("Makefile", "GNUmakefile", "makefile")),
+    _lang("cmake", (".cmake",), ("CMakeLists.txt",)),
+    _lang("terraform", (".tf", ".tfvars", ".hcl")),
+    _lang("kotlin", (".kt", ".kts")),
+    _lang("scala", (".scala", ".sc")),
+    _lang("swift", (".swift",)),
+    _lang("csharp", (".cs", ".csx")),
+    _lang("fsharp", (".fs", ".fsi", ".fsx")),
+    _lang("objective-c", (".m", ".mm")),
+    _lang("php", (".php", ".phtml")),
+    _lang("perl", (".pl", ".pm", ".t")),
+    _lang("lua", (".lua",)),
+    _lang("r", (".r", ".R", ".Rmd")),
+    _lang("julia", (".jl",)),
+    _lang("dart", (".dart",)),
+    _lang("elixir", (".ex", ".exs")),
+    _lang("erlang", (".erl", ".hrl")),
+    _lang("haskell", (".hs", ".lhs")),
+    _lang("ocaml", (".ml", ".mli")),
+    _lang("clojure", (".clj", ".cljs", ".cljc", ".edn")),
+    _lang("zig", (".zig",)),
+    _lang("nim", (".nim",)),
+    _lang("text", (".txt", ".text")),
+)
+
+LANGUAGES: dict[str, LanguageInfo] = {info.name: info for info in _TABLE}
+
+_BY_FILENAME: dict[str, str] = {}
+_BY_EXTENSION: dict[str, str] = {}
+_BY_EXTENSION_LOWER: dict[str, str] = {}
+for _info in _TABLE:
+    for _filename in _info.filenames:
+        _BY_FILENAME[_filename] = _info.name
+    for _ext in _info.extensions:
+        _BY_EXTENSION[_ext] = _info.name
+        # setdefault: the first table entry wins a lower-case clash (".c" stays C, not ".C" C++).
+        _BY_EXTENSION_LOWER.setdefault(_ext.lower(), _info.name)
+del _info, _filename, _ext
+
+
+def language_for_path(rel_path: str) -> str:
+    """The language name of a file, from its (POSIX, relative) path; ``"text"`` when unknown.
+
+    An exact file name wins over the extension (``CMakeLists.txt`` is cmake, not text). The
+    extension is the part after the last dot of the base name, matched with its case first and
+    then lower-cased, so ``README.MD`` is markdown while ``x.C`` stays C++.
+    """
+    base = rel_path.rsplit("/", 1)[-1]
+    by_name = _BY_FILENAME.get(base)
+    if by_name is not None:
+        return by_name
+    dot = base.rfind(".")
+    if dot <= 0:  # no extension, or a dot file like ".gitignore" that is not a known file name
+        return "text"
+    ext = base[dot:]
+    return _BY_EXTENSION.get(ext) or _BY_EXTENSION_LOWER.get(ext.lower(), "text")
+
+
+def known_languages() -> list[LanguageInfo]:
+    """Every language kenning knows, sorted by name."""
+    return sorted(LANGUAGES.values(), key=lambda info: info.name)
+
+
+def is_known_language(name: str) -> bool:
+    """Whether ``name`` is a language name kenning knows (used to reject unknown filters)."""
+    return name in LANGUAGES
