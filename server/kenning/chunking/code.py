@@ -1,0 +1,473 @@
+"""Definition-level chunks and symbols for source code, from one tree-sitter parse.
+
+One query run (per ``grammars.Grammar``) finds every definition at any depth. From those this
+module derives both outputs:
+
+* **Symbols** — every named definition, qualified by the definitions around it (methods by
+  their class, nested functions by their function, Go methods by their receiver, Rust ``impl``
+  members by the implemented type, C++ ``Foo::bar`` by ``Foo``).
+* **Chunks** — the file is cut at definitions. A definition that fits the budget is one chunk
+  (a small class with its methods included). A container too big (class, impl, namespace …)
+  becomes its header part plus one chunk per member, recursively; anything else too big (a long
+  function) becomes line windows cut preferably at blank lines and shallow statement starts.
+  Lines between definitions (imports, constants, top-level statements) are packed into windows.
+  Each chunk's ``header`` carries the signatures of the definitions around it that its text
+  does not show. Comments, decorators and attributes directly above a definition belong to it.
+
+A one-line definition is not a chunk of its own (a run of one-line functions or type aliases is
+packed into one window instead of a chunk per line); it still gets its symbol.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+from kenning.chunking.grammars import (
+    TYPE_KINDS,
+    Compiled,
+    Grammar,
+    Rule,
+    compiled,
+    node_text,
+    parser_for,
+)
+from kenning.chunking.lines import LineIndex, pack_windows
+from kenning.chunking.model import Symbol
+
+# Containers nested deeper than this are windowed instead of recursed into (generated code).
+_MAX_NESTING = 48
+# Longest signature kept in a header line; longer ones are cut with "…" (headers are prepended
+# to the embedded text and compete with the code for the model's 256 tokens).
+_MAX_SIGNATURE = 120
+# Lines between definitions this short (at most two of them) join a neighbouring chunk.
+_CRUMB_CHARS = 100
+_CLOSING = re.compile(r"[)\]}]|#\s*(?:endif|else|elif)\b")
+
+
+@dataclass(slots=True, eq=False)
+class _Unit:
+    """A definition that is a chunk candidate."""
+
+    rule: Rule
+    kind: str
+    name: str | None
+    qualname: str | None
+    node: ts.Node  # the definition itself
+    span_node: ts.Node  # grown into its wrappers (decorators, export, template<…>)
+    start: int  # 1-based first line, attached comments included
+    end: int
+    def_line: int  # where the definition node (its signature) starts
+    order: int  # rule order: breaks ties between identical spans (typedef struct)
+    children: list[_Unit] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Out:
+    """A chunk being built; text is added at the end."""
+
+    start: int
+    end: int
+    kind: str
+    symbol: str | None
+    header: tuple[str, ...]
+
+
+def _end_line(node: ts.Node) -> int:
+    """1-based last line of a node; a node ending at column 0 ends on the line before."""
+    row, col = node.end_point
+    if col == 0 and row > node.start_point.row:
+        row -= 1
+    return row + 1
+
+
+class CodeChunker:
+    """Chunks and symbols of one source file; use ``run()`` once."""
+
+    def __init__(
+        self,
+        grammar: Grammar,
+        text: str,
+        index: LineIndex,
+        budget: int,
+        *,
+        fallback: Grammar | None = None,
+    ) -> None:
+        self.grammar = grammar
+        self.index = index
+        self.budget = budget
+        # surrogatepass: text decoded with surrogateescape must not crash the encoder; tree-sitter
+        # treats the odd bytes like any invalid UTF-8.
+        self.src = text.encode("utf-8", "surrogatepass")
+        tree = parser_for(grammar).parse(self.src)
+        if fallback is not None and tree.root_node.has_error:
+            # A second opinion for ambiguous files (a ".h" is C or C++): keep whichever grammar
+            # reads the file without errors, the first one when both or neither do.
+            other = parser_for(fallback).parse(self.src)
+            if not other.root_node.has_error:
+                self.grammar, tree = fallback, other
+        self.compiled: Compiled = compiled(self.grammar)
+        self.root = tree.root_node
+        self.symbols: list[Symbol] = []
+        self.units: list[_Unit] = []
+        self.out: list[_Out] = []
+
+    # ---- definitions -------------------------------------------------------------------
+
+    def _span_node(self, node: ts.Node) -> ts.Node:
+        grammar = self.grammar
+        span = node
+        while True:
+            parent = span.parent
+            if parent is None:
+                return span
+            sole = parent.type in grammar.sole_wrappers and parent.named_child_count == 1
+            if not sole and parent.type not in grammar.wrappers:
+                return span
+            span = parent
+
+    def _starts_line(self, node: ts.Node) -> bool:
+        col = node.start_point.column
+        return col == 0 or not self.src[node.start_byte - col : node.start_byte].strip()
+
+    def _first_line(self, span: ts.Node) -> int:
+        """First line of a definition with the comments/attributes glued on top of it."""
+        start = span.start_point.row + 1
+        attached = self.grammar.attached
+        prev = span.prev_named_sibling
+        while (
+            prev is not None
+            and prev.type in attached
+            and _end_line(prev) >= start - 1
+            and self._starts_line(prev)
+        ):
+            start = min(start, prev.start_point.row + 1)
+            prev = prev.prev_named_sibling
+        return start
+
+    def _char_col(self, node: ts.Node) -> int:
+        row, col = node.start_point
+        line = self.index.lines[row] if row < self.index.count else ""
+        if line.isascii():
+            return col
+        line_start = node.start_byte - col
+        return len(self.src[line_start : node.start_byte].decode("utf-8", "replace"))
+
+    def _refine(
+        self, kind: str, name: str, qualifier: tuple[str, ...], parent: _Scope | None,
+        type_names: set[str],
+    ) -> str:
+        if kind == "function":
+            if qualifier:  # C++ out-of-line `Foo::bar`: a method unless Foo is a namespace
+                owner = qualifier[-1]
+                if owner == name:
+                    return "constructor"
+                # A heuristic: class names are known from this file or capitalised, namespaces
+                # (std, absl, llvm) conventionally are not.
+                if name.startswith("~") or owner in type_names or owner[:1].isupper():
+                    return "method"
+                return "function"
+            if parent is not None and parent.kind in TYPE_KINDS:
+                if self.grammar.name == "cpp" and name == parent.name:
+                    return "constructor"
+                return "method"
+        elif kind == "method" and name == "constructor" and self.grammar.name in _JS_LIKE:
+            return "constructor"
+        return kind
+
+    def collect(self) -> None:
+        """Symbols and chunk units from the definitions query."""
+        src = self.src
+        rules = self.grammar.rules
+        captures = ts.QueryCursor(self.compiled.definitions).captures(self.root)
+        entries: list[tuple[int, int, int, str, ts.Node]] = []
+        seen: set[int] = set()
+        for order, key in enumerate(self.compiled.rule_order):
+            for node in captures.get(key, ()):
+                if node.end_byte <= node.start_byte or node.id in seen:
+                    continue  # zero-width MISSING nodes; a node an earlier rule already took
+                seen.add(node.id)
+                entries.append((node.start_byte, -node.end_byte, order, key, node))
+        entries.sort(key=lambda entry: entry[:3])
+
+        scopes: list[_Scope] = []
+        type_names: set[str] = set()
+        for start_byte, neg_end, order, key, node in entries:
+            end_byte = -neg_end
+            while scopes and (scopes[-1].end_byte <= start_byte or scopes[-1].end_byte < end_byte):
+                scopes.pop()
+            parent = scopes[-1] if scopes else None
+            path = parent.path if parent is not None else ()
+            rule = rules[key]
+            span = self._span_node(node)
+            span_start, span_end = span.start_point.row + 1, _end_line(span)
+
+            first: tuple[str, tuple[str, ...], str] | None = None
+            for name_node, qualifier in rule.names(node, src):
+                name = node_text(name_node, src).strip()
+                if not name or (rule.name_pattern and not re.match(rule.name_pattern, name)):
+                    continue
+                kind = self._refine(rule.kind, name, qualifier, parent, type_names)
+                if kind in TYPE_KINDS:
+                    type_names.add(name)
+                if rule.symbol:
+                    container = ".".join(path + qualifier) or None
+                    self.symbols.append(
+                        Symbol(
+                            name=name,
+                            kind=kind,
+                            container=container,
+                            start_line=span_start,
+                            end_line=span_end,
+                            name_line=name_node.start_point.row + 1,
+                            name_col=self._char_col(name_node),
+                        )
+                    )
+                if first is None:
+                    first = (name, qualifier, kind)
+
+            name, qualifier, kind = first if first is not None else (None, (), rule.kind)
+            own_path = path + qualifier + (tuple(name.split("::")) if name else ())
+            if rule.scope:
+                scopes.append(_Scope(end_byte, own_path, kind, name))
+            if rule.chunk:
+                first_line = self._first_line(span)
+                if span_end > first_line:  # one-liners stay in the windows around them
+                    self.units.append(
+                        _Unit(
+                            rule=rule,
+                            kind=kind,
+                            name=name,
+                            qualname=".".join(own_path) or None,
+                            node=node,
+                            span_node=span,
+                            start=first_line,
+                            end=span_end,
+                            def_line=node.start_point.row + 1,
+                            order=order,
+                        )
+                    )
+
+    def _tree(self) -> list[_Unit]:
+        """Nest the chunk units by their spans; identical spans (typedef struct) are one."""
+        self.units.sort(key=lambda u: (u.span_node.start_byte, -u.span_node.end_byte, u.order))
+        roots: list[_Unit] = []
+        stack: list[_Unit] = []
+        previous: _Unit | None = None
+        for unit in self.units:
+            start_byte, end_byte = unit.span_node.start_byte, unit.span_node.end_byte
+            if previous is not None and (
+                previous.span_node.start_byte == start_byte
+                and previous.span_node.end_byte == end_byte
+            ):
+                if previous.name is None and unit.name is not None:
+                    previous.name, previous.qualname = unit.name, unit.qualname
+                continue
+            while stack and (
+                stack[-1].span_node.end_byte <= start_byte or stack[-1].span_node.end_byte < end_byte
+            ):
+                stack.pop()
+            (stack[-1].children if stack else roots).append(unit)
+            stack.append(unit)
+            previous = unit
+        return roots
+
+    # ---- chunks ------------------------------------------------------------------------
+
+    def _signature(self, unit: _Unit) -> str:
+        """The unit's signature on one line, e.g. ``    def big(self, x):``."""
+        src = self.src
+        node = unit.node
+        start_node = unit.span_node if unit.rule.sig_from_span else node
+        body = node.child_by_field_name("body")
+        if body is None:
+            value = node.child_by_field_name("value") or node.child_by_field_name("right")
+            if value is not None:
+                body = value.child_by_field_name("body")
+        start = start_node.start_byte
+        if body is not None and body.start_byte > start:
+            end = body.start_byte
+        else:
+            newline = src.find(b"\n", start)
+            end = len(src) if newline < 0 else newline
+        signature = " ".join(src[start:end].decode("utf-8", "replace").split())
+        if body is None:
+            signature = signature.rstrip("{").rstrip()
+        if len(signature) > _MAX_SIGNATURE:
+            signature = signature[: _MAX_SIGNATURE - 1].rstrip() + "…"
+        line = self.index.line(start_node.start_point.row + 1)
+        return line[: len(line) - len(line.lstrip())] + signature
+
+    def _statement_bonus(self, start: int, end: int) -> dict[int, int]:
+        """Cut bonus per line that starts a statement: 4 at the range's shallowest indent."""
+        cursor = ts.QueryCursor(self.compiled.blocks)
+        cursor.set_point_range((start - 1, 0), (end, 0))
+        indents: dict[int, int] = {}
+        lines = self.index.lines
+        for node in cursor.captures(self.root).get("s", ()):
+            line = node.start_point.row + 1
+            if line <= start or line > end or line in indents or not self._starts_line(node):
+                continue
+            text = lines[line - 1].expandtabs(4)
+            indents[line] = len(text) - len(text.lstrip())
+        if not indents:
+            return {}
+        levels = sorted(set(indents.values()))
+        step = min(8, max(1, levels[1] - levels[0])) if len(levels) > 1 else 4
+        base = levels[0]
+        return {line: 4 - min(3, (indent - base) // step) for line, indent in indents.items()}
+
+    def _emit_windows(
+        self, start: int, end: int, owner: _Unit | None, headers: tuple[str, ...]
+    ) -> None:
+        index = self.index
+        bonus = self._statement_bonus(start, end) if index.size(start, end) > self.budget else {}
+        signature: str | None = None
+        for first, last in pack_windows(index, start, end, self.budget, bonus):
+            if owner is None:
+                self.out.append(_Out(first, last, "window", None, headers))
+                continue
+            header = headers
+            if first > owner.def_line:  # the signature is not in this window's text
+                if signature is None:
+                    signature = self._signature(owner)
+                header = (*headers, signature)
+            self.out.append(_Out(first, last, owner.kind, owner.qualname, header))
+
+    def _emit_loose(
+        self,
+        start: int,
+        end: int,
+        owner: _Unit | None,
+        headers: tuple[str, ...],
+        first_out: int,
+        following: tuple[int, int] | None,
+    ) -> int | None:
+        """Window the lines between definitions; returns a line to glue onto the next unit.
+
+        A crumb — at most two short lines — is not worth a chunk of its own when a neighbour
+        can take it within the budget: closing brackets (``}``, ``#endif``) join the chunk
+        before; a line that opens what follows (``class A:`` before its first method,
+        ``if TYPE_CHECKING:``, ``extern "C" {``) or a comment banner joins the next
+        definition; anything else (``__radd__ = __add__``) joins the chunk right above it
+        when no blank line separates them. Imports and constants between blank lines stay
+        windows of their own.
+        """
+        index = self.index
+        span = index.trim(start, end)
+        if span is None:
+            return None
+        start, end = span
+        previous = self.out[-1] if len(self.out) > first_out else None
+        back_fits = previous is not None and index.size(previous.start, end) <= self.budget
+        if back_fits and self._is_closing(start, end):
+            assert previous is not None
+            previous.end = end
+            return None
+        if index.size(start, end) <= _CRUMB_CHARS and (
+            sum(not index.is_blank(n) for n in range(start, end + 1)) <= 2
+        ):
+            if (
+                following is not None
+                and index.size(start, following[1]) <= self.budget
+                and self._introduces(start, end)
+            ):
+                return start
+            if back_fits and previous is not None and previous.end == start - 1:
+                previous.end = end
+                return None
+        self._emit_windows(start, end, owner, headers)
+        return None
+
+    def _introduces(self, start: int, end: int) -> bool:
+        """Whether the lines lead into what follows: a block opener or only comments."""
+        last = self.index.line(end).rstrip()
+        if last.endswith((":", "{", "(")):
+            return True
+        prefixes = _COMMENT_PREFIXES.get(self.grammar.name, ("//", "/*", "*"))
+        return all(
+            line.lstrip().startswith(prefixes)
+            for line in self.index.lines[start - 1 : end]
+            if line.strip()
+        )
+
+    def _is_closing(self, start: int, end: int) -> bool:
+        index = self.index
+        for n in range(start, end + 1):
+            line = index.line(n).strip()
+            if line and _CLOSING.match(line) is None and any(ch.isalnum() for ch in line):
+                return False
+        return True
+
+    def _emit_unit(
+        self, unit: _Unit, start: int, end: int, merged: bool, headers: tuple[str, ...], depth: int
+    ) -> None:
+        if self.index.size(start, end) <= self.budget:
+            self.out.append(_Out(start, end, unit.kind, unit.qualname, headers))
+        elif unit.rule.container and unit.children and not merged and depth < _MAX_NESTING:
+            self._emit_region(start, end, unit.children, unit, headers, depth + 1)
+        else:
+            self._emit_windows(start, end, unit, headers)
+
+    def _emit_region(
+        self,
+        low: int,
+        high: int,
+        children: list[_Unit],
+        owner: _Unit | None,
+        headers: tuple[str, ...],
+        depth: int,
+    ) -> None:
+        """Lines low..high: the children as units, the lines between them as windows."""
+        member_headers = headers if owner is None else (*headers, self._signature(owner))
+        items: list[tuple[int, int, _Unit, bool]] = []
+        for child in children:
+            start, end = max(child.start, low), min(child.end, high)
+            if items and start <= items[-1][1]:
+                # Two definitions sharing a line (`} int b() {`): one chunk, no member split.
+                first_start, first_end, first_unit, _ = items[-1]
+                items[-1] = (first_start, max(first_end, end), first_unit, True)
+            elif start <= end:
+                items.append((start, end, child, False))
+        first_out = len(self.out)
+        position = low
+        for start, end, child, merged in items:
+            glued = None
+            if start > position:
+                glued = self._emit_loose(
+                    position, start - 1, owner, headers, first_out, (start, end)
+                )
+            if glued is not None:
+                # The crumb before it is part of its chunk now; when that crumb holds the
+                # owner's signature (`class A:`), the signature is in the text, not the header.
+                inner = headers if owner is not None and glued <= owner.def_line else member_headers
+                self.out.append(_Out(glued, end, child.kind, child.qualname, inner))
+            else:
+                self._emit_unit(child, start, end, merged, member_headers, depth)
+            position = end + 1
+        if position <= high:
+            self._emit_loose(position, high, owner, headers, first_out, None)
+
+    def run(self) -> tuple[list[tuple[int, int, str, str | None, str]], list[Symbol]]:
+        """``(start, end, kind, symbol, header)`` per chunk, in order, and the symbols."""
+        self.collect()
+        roots = self._tree()
+        self._emit_region(1, self.index.count, roots, None, (), 0)
+        chunks = [
+            (out.start, out.end, out.kind, out.symbol, "\n".join(out.header)) for out in self.out
+        ]
+        return chunks, self.symbols
+
+
+@dataclass(slots=True)
+class _Scope:
+    end_byte: int
+    path: tuple[str, ...]
+    kind: str
+    name: str | None
+
+
+_JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
+_COMMENT_PREFIXES = {"python": ("#",)}

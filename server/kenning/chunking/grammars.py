@@ -1,0 +1,541 @@
+"""Per-language tree-sitter tables: what counts as a definition, and the cached grammars.
+
+Each language is data, not code: a tree-sitter query whose capture names are rule keys
+(``@class``, ``@function`` …), a ``Rule`` per key (symbol kind, how to find the name, whether it
+is a chunk of its own, whether its members are chunked separately when it is too big), the
+wrapper nodes a definition's span grows into (``export``, decorators, ``template<…>``), the
+comment/attribute nodes glued to the definition below them, and the statement-list node types
+whose children are good places to cut an oversized function. The few name shapes that a field
+name cannot express (C declarators, Go receivers, Rust ``impl`` targets) are small functions.
+
+Grammars come from the per-language PyPI wheels (``tree_sitter_python`` …), never from
+tree-sitter-language-pack (it downloads grammars at run time). ``Language`` and ``Query`` objects
+are built once and shared between threads; a ``Parser`` is not thread-safe, so each thread gets
+its own (``parser_for``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+# A name found for a definition: the identifier node, plus container parts that the definition
+# spells out itself (Go receiver type, C++ ``Outer::Inner::`` qualifier, Rust ``impl`` target).
+Name = tuple[ts.Node, tuple[str, ...]]
+NameFn = Callable[[ts.Node, bytes], Sequence[Name]]
+
+
+def node_text(node: ts.Node, src: bytes) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def names_in(field_name: str) -> NameFn:
+    """The definition's ``field_name`` children (several for ``var a, b int``)."""
+
+    def names(node: ts.Node, src: bytes) -> Sequence[Name]:
+        return [(child, ()) for child in node.children_by_field_name(field_name) if child.is_named]
+
+    return names
+
+
+def names_in_children(field_name: str, inner: str) -> NameFn:
+    """``inner`` of each ``field_name`` child: Java ``int x, y;`` → the declarators' names."""
+
+    def names(node: ts.Node, src: bytes) -> Sequence[Name]:
+        found: list[Name] = []
+        for child in node.children_by_field_name(field_name):
+            name = child.child_by_field_name(inner)
+            if name is not None:
+                found.append((name, ()))
+        return found
+
+    return names
+
+
+_BY_NAME = names_in("name")
+
+
+# C and C++ bury the name inside nested declarators: ``static int *(*f)(void)``.
+_C_NAME_TYPES = frozenset(
+    {"identifier", "field_identifier", "type_identifier", "destructor_name", "operator_name"}
+)
+
+
+def _c_scope_text(scope: ts.Node, src: bytes) -> str:
+    if scope.type == "template_type":  # Foo<T>::bar → Foo
+        name = scope.child_by_field_name("name")
+        if name is not None:
+            scope = name
+    return node_text(scope, src)
+
+
+def c_declarator_name(node: ts.Node | None, src: bytes) -> Name | None:
+    """The identifier a C/C++ declarator declares, with any ``A::B::`` qualifier split off."""
+    scope: list[str] = []
+    for _ in range(64):  # declarators nest a handful deep; the bound only guards odd trees
+        if node is None:
+            return None
+        kind = node.type
+        if kind in _C_NAME_TYPES:
+            return node, tuple(scope)
+        if kind == "qualified_identifier":
+            part = node.child_by_field_name("scope")
+            if part is not None:
+                scope.append(_c_scope_text(part, src))
+            node = node.child_by_field_name("name")
+        elif kind in ("template_function", "template_type"):  # f<int>, X<T> (specialisations)
+            node = node.child_by_field_name("name")
+        elif kind == "parenthesized_declarator":
+            node = node.named_children[0] if node.named_child_count else None
+        else:
+            node = node.child_by_field_name("declarator")
+    return None
+
+
+def c_type_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """``struct X``, ``struct X<T*>`` (a specialisation), ``class ns::X``."""
+    found = c_declarator_name(node.child_by_field_name("name"), src)
+    return [found] if found is not None else []
+
+
+def c_function_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    found = c_declarator_name(node.child_by_field_name("declarator"), src)
+    return [found] if found is not None else []
+
+
+def c_declarator_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    found: list[Name] = []
+    for child in node.children_by_field_name("declarator"):
+        name = c_declarator_name(child, src)
+        if name is not None:
+            found.append(name)
+    return found
+
+
+def _base_type_name(node: ts.Node | None, src: bytes) -> str | None:
+    """``*Foo`` / ``Foo[T]`` / ``Vec<T>`` / ``a::Foo`` / ``&'a Foo`` → ``Foo``."""
+    for _ in range(16):
+        if node is None:
+            return None
+        kind = node.type
+        if kind in ("type_identifier", "identifier", "primitive_type"):
+            return node_text(node, src)
+        if kind in ("pointer_type", "reference_type", "parenthesized_type"):
+            node = node.child_by_field_name("type") or (
+                node.named_children[-1] if node.named_child_count else None
+            )
+        elif kind in ("generic_type", "qualified_type"):
+            node = node.child_by_field_name("type") or node.child_by_field_name("name")
+        elif kind in ("scoped_type_identifier", "scoped_identifier"):
+            node = node.child_by_field_name("name")
+        else:
+            return node_text(node, src)
+    return None
+
+
+def go_method_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return []
+    receiver_type: str | None = None
+    receiver = node.child_by_field_name("receiver")
+    if receiver is not None:
+        for param in receiver.named_children:
+            if param.type == "parameter_declaration":
+                receiver_type = _base_type_name(param.child_by_field_name("type"), src)
+                break
+    return [(name, (receiver_type,) if receiver_type else ())]
+
+
+def rust_impl_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """An ``impl`` has no name of its own; its members live in the implemented type."""
+    target = node.child_by_field_name("type")
+    while target is not None and target.type in ("generic_type", "reference_type"):
+        target = target.child_by_field_name("type")
+    if target is not None and target.type == "scoped_type_identifier":
+        target = target.child_by_field_name("name")
+    return [(target, ())] if target is not None else []
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """How one capture of the definitions query becomes a symbol and/or a chunk."""
+
+    kind: str  # symbol kind; "function" becomes "method"/"constructor" inside a type
+    names: NameFn = _BY_NAME
+    chunk: bool = False  # its span is a chunk of its own (when it spans several lines)
+    container: bool = False  # too big → header part + one chunk per member
+    scope: bool = False  # nested definitions are qualified by its name
+    symbol: bool = True  # False: a scope or chunk without a symbol of its own (Rust impl)
+    sig_from_span: bool = False  # signature starts at the wrapper (``const f = () =>``)
+    name_pattern: str | None = None  # regex the name must match (Python UPPER_CASE constants)
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """One language's tables; ``language()`` and the queries are built lazily and cached."""
+
+    name: str
+    module: str  # the PyPI wheel's module
+    loader: str  # the function in it that returns the language pointer
+    definitions: str  # query: each capture name is a key of `rules`
+    rules: dict[str, Rule]
+    blocks: tuple[str, ...]  # node types whose named children are statements (cut points)
+    wrappers: frozenset[str] = frozenset()  # parents the span always grows into
+    sole_wrappers: frozenset[str] = frozenset()  # ... only when the definition is alone in them
+    attached: frozenset[str] = frozenset()  # glued to the definition right below them
+    _cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+
+
+_FUNC = Rule("function", chunk=True, scope=True)
+_CLASS = Rule("class", chunk=True, container=True, scope=True)
+_UPPER = r"[A-Z][A-Z0-9_]*\Z"
+
+_JS_SHARED_DEFINITIONS = """
+(class_declaration) @class
+(class) @class_expression
+(function_declaration) @function
+(generator_function_declaration) @function
+(method_definition) @method
+(variable_declarator value: [(arrow_function) (function_expression) (generator_function)]) @var_function
+(variable_declarator value: (class)) @var_class
+(assignment_expression
+  left: (member_expression property: (property_identifier))
+  right: [(arrow_function) (function_expression)]) @assigned_function
+(program (lexical_declaration (variable_declarator name: (identifier)) @constant))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @constant)))
+"""
+
+_JS_DEFINITIONS = _JS_SHARED_DEFINITIONS + "(field_definition) @field\n"
+
+_TS_DEFINITIONS = (
+    _JS_SHARED_DEFINITIONS
+    + """
+(abstract_class_declaration) @class
+(interface_declaration) @interface
+(type_alias_declaration) @type
+(enum_declaration) @enum
+(internal_module) @namespace
+(module) @namespace
+(function_signature) @function_signature
+(method_signature) @method_signature
+(abstract_method_signature) @method_signature
+(property_signature) @property
+(public_field_definition) @field
+"""
+)
+
+_JS_RULES: dict[str, Rule] = {
+    "class": _CLASS,
+    # `class {}` in an expression is only a definition when something names it.
+    "class_expression": Rule("class", chunk=True, container=True, scope=True),
+    "var_class": Rule("class", chunk=True, container=True, scope=True, sig_from_span=True),
+    "function": _FUNC,
+    "method": Rule("method", chunk=True, scope=True),
+    "var_function": Rule("function", chunk=True, scope=True, sig_from_span=True),
+    "assigned_function": Rule(
+        "function",
+        names=lambda node, src: [
+            (prop, ())
+            for left in [node.child_by_field_name("left")]
+            if left is not None
+            for prop in [left.child_by_field_name("property")]
+            if prop is not None
+        ],
+        chunk=True,
+        scope=True,
+        sig_from_span=True,
+    ),
+    "field": Rule("field", names=names_in("property")),
+    "constant": Rule("constant", name_pattern=_UPPER),
+}
+
+_TS_RULES: dict[str, Rule] = {
+    **_JS_RULES,
+    "interface": Rule("interface", chunk=True, container=True, scope=True),
+    "type": Rule("type", chunk=True, scope=True),
+    "enum": Rule("enum", chunk=True, scope=True),
+    "namespace": Rule("namespace", chunk=True, container=True, scope=True),
+    "function_signature": Rule("function"),
+    "method_signature": Rule("method"),
+    "property": Rule("property"),
+    "field": Rule("field", names=names_in("name")),
+}
+
+_JS_BLOCKS = ("program", "statement_block", "class_body", "switch_body", "switch_case",
+              "switch_default")
+
+_C_DEFINITIONS = """
+(function_definition) @function
+(struct_specifier body: (_)) @struct
+(union_specifier body: (_)) @struct
+(enum_specifier body: (_)) @enum
+(type_definition) @typedef
+(preproc_def value: (_)) @macro
+(preproc_function_def) @macro
+(field_declaration_list (field_declaration) @field)
+"""
+
+_C_RULES: dict[str, Rule] = {
+    "function": Rule("function", names=c_function_name, chunk=True, scope=True),
+    "struct": Rule("struct", names=c_type_name, chunk=True, container=True, scope=True),
+    "enum": Rule("enum", names=c_type_name, chunk=True, scope=True),
+    "typedef": Rule("type", names=c_declarator_names, chunk=True),
+    "macro": Rule("macro"),
+    "field": Rule("field", names=c_declarator_names),
+}
+
+_CPP_DEFINITIONS = (
+    _C_DEFINITIONS
+    + """
+(field_declaration_list (field_declaration declarator: (function_declarator)) @method_declaration)
+(field_declaration_list
+  (field_declaration declarator: (pointer_declarator declarator: (function_declarator)))
+  @method_declaration)
+(field_declaration_list
+  (field_declaration declarator: (reference_declarator (function_declarator)))
+  @method_declaration)
+(class_specifier body: (_)) @class
+(namespace_definition) @namespace
+(alias_declaration) @alias
+(field_declaration_list (declaration declarator: (function_declarator)) @method_declaration)
+"""
+)
+
+# In C a function-typed member is a function pointer (a field); in C++ it declares a method,
+# so only C++ has the method-declaration patterns, and they must win over the field pattern.
+_CPP_RULES: dict[str, Rule] = {
+    "method_declaration": Rule("function", names=c_declarator_names),
+    **_C_RULES,
+    "class": Rule("class", names=c_type_name, chunk=True, container=True, scope=True),
+    "namespace": Rule("namespace", chunk=True, container=True, scope=True),
+    "alias": Rule("type", chunk=True),
+}
+
+_C_BLOCKS = ("translation_unit", "compound_statement", "field_declaration_list",
+             "declaration_list", "case_statement", "preproc_if", "preproc_ifdef", "preproc_else",
+             "preproc_elif")
+
+GRAMMARS: dict[str, Grammar] = {
+    "python": Grammar(
+        name="python",
+        module="tree_sitter_python",
+        loader="language",
+        definitions="""
+            (class_definition) @class
+            (function_definition) @function
+            (module (expression_statement (assignment left: (identifier)) @constant))
+        """,
+        rules={
+            "class": _CLASS,
+            "function": _FUNC,
+            "constant": Rule("constant", names=names_in("left"), name_pattern=_UPPER),
+        },
+        blocks=("module", "block"),
+        wrappers=frozenset({"decorated_definition"}),
+        attached=frozenset({"comment"}),
+    ),
+    "javascript": Grammar(
+        name="javascript",
+        module="tree_sitter_javascript",
+        loader="language",
+        definitions=_JS_DEFINITIONS,
+        rules=_JS_RULES,
+        blocks=_JS_BLOCKS,
+        wrappers=frozenset({"export_statement", "expression_statement"}),
+        sole_wrappers=frozenset({"lexical_declaration", "variable_declaration"}),
+        attached=frozenset({"comment", "decorator"}),
+    ),
+    "go": Grammar(
+        name="go",
+        module="tree_sitter_go",
+        loader="language",
+        definitions="""
+            (function_declaration) @function
+            (method_declaration) @method
+            (type_spec type: (struct_type)) @struct
+            (type_spec type: (interface_type)) @interface
+            (type_spec) @type
+            (type_alias) @type
+            (field_declaration_list (field_declaration) @field)
+            (method_elem) @method_elem
+            (source_file (const_declaration (const_spec) @constant))
+            (source_file (var_declaration (var_spec) @variable))
+        """,
+        rules={
+            "function": _FUNC,
+            "method": Rule("method", names=go_method_name, chunk=True, scope=True),
+            "struct": Rule("struct", chunk=True, scope=True),
+            "interface": Rule("interface", chunk=True, scope=True),
+            "type": Rule("type", chunk=True, scope=True),
+            "field": Rule("field"),
+            "method_elem": Rule("method"),
+            "constant": Rule("constant"),
+            "variable": Rule("variable"),
+        },
+        blocks=("source_file", "statement_list", "field_declaration_list",
+                "expression_case", "default_case", "type_case", "communication_case"),
+        sole_wrappers=frozenset({"type_declaration"}),
+        attached=frozenset({"comment"}),
+    ),
+    "rust": Grammar(
+        name="rust",
+        module="tree_sitter_rust",
+        loader="language",
+        definitions="""
+            (function_item) @function
+            (function_signature_item) @function_signature
+            (struct_item) @struct
+            (union_item) @struct
+            (enum_item) @enum
+            (trait_item) @trait
+            (impl_item) @impl
+            (mod_item body: (_)) @module
+            (type_item) @type
+            (const_item) @constant
+            (static_item) @variable
+            (macro_definition) @macro
+            (field_declaration_list (field_declaration) @field)
+        """,
+        rules={
+            "function": _FUNC,
+            "function_signature": Rule("function"),
+            "struct": Rule("struct", chunk=True, scope=True),
+            "enum": Rule("enum", chunk=True, scope=True),
+            "trait": Rule("trait", chunk=True, container=True, scope=True),
+            "impl": Rule(
+                "impl", names=rust_impl_name, chunk=True, container=True, scope=True,
+                symbol=False,
+            ),
+            "module": Rule("module", chunk=True, container=True, scope=True),
+            "type": Rule("type", chunk=True),
+            "constant": Rule("constant"),
+            "variable": Rule("variable"),
+            "macro": Rule("macro", chunk=True),
+            "field": Rule("field"),
+        },
+        blocks=("source_file", "block", "declaration_list", "match_block",
+                "field_declaration_list", "enum_variant_list"),
+        attached=frozenset({"line_comment", "block_comment", "attribute_item"}),
+    ),
+    "java": Grammar(
+        name="java",
+        module="tree_sitter_java",
+        loader="language",
+        definitions="""
+            (class_declaration) @class
+            (record_declaration) @class
+            (interface_declaration) @interface
+            (annotation_type_declaration) @interface
+            (enum_declaration) @enum
+            (method_declaration) @method
+            (constructor_declaration) @constructor
+            (compact_constructor_declaration) @constructor
+            (annotation_type_element_declaration) @method_signature
+            (field_declaration) @field
+            (constant_declaration) @constant
+        """,
+        rules={
+            "class": _CLASS,
+            "interface": Rule("interface", chunk=True, container=True, scope=True),
+            "enum": Rule("enum", chunk=True, container=True, scope=True),
+            "method": Rule("method", chunk=True, scope=True),
+            "constructor": Rule("constructor", chunk=True, scope=True),
+            "method_signature": Rule("method"),
+            "field": Rule("field", names=names_in_children("declarator", "name")),
+            "constant": Rule("constant", names=names_in_children("declarator", "name")),
+        },
+        blocks=("program", "block", "class_body", "interface_body", "constructor_body",
+                "enum_body_declarations", "switch_block", "switch_block_statement_group"),
+        attached=frozenset({"line_comment", "block_comment"}),
+    ),
+    "c": Grammar(
+        name="c",
+        module="tree_sitter_c",
+        loader="language",
+        definitions=_C_DEFINITIONS,
+        rules=_C_RULES,
+        blocks=_C_BLOCKS,
+        wrappers=frozenset({"type_definition", "declaration"}),
+        attached=frozenset({"comment"}),
+    ),
+    "cpp": Grammar(
+        name="cpp",
+        module="tree_sitter_cpp",
+        loader="language",
+        definitions=_CPP_DEFINITIONS,
+        rules=_CPP_RULES,
+        blocks=_C_BLOCKS,
+        wrappers=frozenset({"type_definition", "declaration", "template_declaration"}),
+        attached=frozenset({"comment"}),
+    ),
+}
+
+_TS_COMMON = {
+    "definitions": _TS_DEFINITIONS,
+    "rules": _TS_RULES,
+    "blocks": _JS_BLOCKS,
+    "wrappers": frozenset({"export_statement", "expression_statement", "ambient_declaration"}),
+    "sole_wrappers": frozenset({"lexical_declaration", "variable_declaration"}),
+    "attached": frozenset({"comment", "decorator"}),
+}
+GRAMMARS["typescript"] = Grammar(
+    name="typescript", module="tree_sitter_typescript", loader="language_typescript",
+    **_TS_COMMON,  # type: ignore[arg-type]
+)
+GRAMMARS["tsx"] = Grammar(
+    name="tsx", module="tree_sitter_typescript", loader="language_tsx",
+    **_TS_COMMON,  # type: ignore[arg-type]
+)
+
+# Symbol kinds whose functions are methods.
+TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
+
+_lock = threading.Lock()
+_local = threading.local()
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """A grammar's shareable, immutable tree-sitter objects."""
+
+    language: ts.Language
+    definitions: ts.Query
+    blocks: ts.Query
+    rule_order: tuple[str, ...]  # rule keys in table order: earlier wins a doubly captured node
+
+
+def compiled(grammar: Grammar) -> Compiled:
+    """The grammar's Language and queries, built on first use (thread-safe)."""
+    cached = grammar._cache.get("compiled")
+    if cached is None:
+        with _lock:
+            cached = grammar._cache.get("compiled")
+            if cached is None:
+                module = importlib.import_module(grammar.module)
+                language = ts.Language(getattr(module, grammar.loader)())
+                blocks = "\n".join(f"({block} (_) @s)" for block in grammar.blocks)
+                cached = Compiled(
+                    language=language,
+                    definitions=ts.Query(language, grammar.definitions),
+                    blocks=ts.Query(language, blocks),
+                    rule_order=tuple(grammar.rules),
+                )
+                grammar._cache["compiled"] = cached
+    assert isinstance(cached, Compiled)
+    return cached
+
+
+def parser_for(grammar: Grammar) -> ts.Parser:
+    """This thread's parser for the grammar (tree-sitter parsers must not be shared)."""
+    parsers: dict[str, ts.Parser] | None = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = _local.parsers = {}
+    parser = parsers.get(grammar.name)
+    if parser is None:
+        parser = parsers[grammar.name] = ts.Parser(compiled(grammar).language)
+    return parser

@@ -1,0 +1,43 @@
+"""The values the chunker hands to the indexer: chunks, symbols, and the pair of them per file.
+
+Kept in a module of their own so that every chunker (code, Markdown, plain windows) can build
+them without importing the package's front door.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A run of whole lines of one file, the unit that is embedded and searched."""
+
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    text: str  # exactly "\n".join(lines[start_line - 1 : end_line])
+    kind: str  # "function", "method", "class", ... ; "section" (Markdown); "window" (lines)
+    symbol: str | None  # qualified name of the own/enclosing definition, e.g. "A.run"
+    header: str  # context not contained in `text` that locates it (enclosing signatures)
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A named definition, for ``workspace/symbol``."""
+
+    name: str
+    kind: str  # class, interface, struct, enum, trait, type, function, method, constructor,
+    # module, namespace, constant, variable, field, property, macro
+    container: str | None  # qualified container ("Outer.Inner"); None at top level
+    start_line: int  # 1-based definition span
+    end_line: int
+    name_line: int  # 1-based line of the name identifier
+    name_col: int  # 0-based column of the name, in characters (not bytes, not UTF-16 units)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedFile:
+    """Everything one parse of a file yields."""
+
+    chunks: list[Chunk]
+    symbols: list[Symbol]
