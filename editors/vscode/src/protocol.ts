@@ -150,15 +150,18 @@ export const ServerCommands = {
   status: "kenning.status",
 } as const;
 
+// "No arguments" is sent as no `arguments` field rather than `[]`: both are
+// valid LSP, and pygls 2 matches an `arguments` array to the handler's
+// positional parameters, so `[]` can be refused with -32602.
+
 export function reindexParams(folderUri?: string): ExecuteCommandParams {
-  return {
-    command: ServerCommands.reindex,
-    arguments: folderUri === undefined ? [] : [folderUri],
-  };
+  return folderUri === undefined
+    ? { command: ServerCommands.reindex }
+    : { command: ServerCommands.reindex, arguments: [folderUri] };
 }
 
 export function statusParams(): ExecuteCommandParams {
-  return { command: ServerCommands.status, arguments: [] };
+  return { command: ServerCommands.status };
 }
 
 /** workspace/executeCommand typed for kenning.reindex. */

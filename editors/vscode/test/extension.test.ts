@@ -254,7 +254,7 @@ describe("commands", () => {
     await stub.commands.get("kenning.reindexWorkspace")?.();
     assert.deepEqual(client.requests.at(-1), {
       method: "workspace/executeCommand",
-      params: { command: "kenning.reindex", arguments: [] },
+      params: { command: "kenning.reindex" },
       token: undefined,
     });
   });
