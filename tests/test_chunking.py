@@ -287,6 +287,25 @@ def test_javascript() -> None:
     ]
 
 
+def test_javascript_object_literal_functions() -> None:
+    text = src(
+        """
+        module.exports = {
+          parse(input) {
+            return input.trim();
+          },
+          format: function (value) {
+            return String(value);
+          },
+        };
+        """
+    )
+    result = chunked(text, "javascript", max_chars=80)
+    assert symbols_of(result) == {("parse", "method", None), ("format", "method", None)}
+    # `module.exports = {` leads into the first function; `};` closes the last one.
+    assert spans(result) == [(1, 4, "method", "parse"), (5, 8, "method", "format")]
+
+
 TYPESCRIPT = src(
     """
     export interface Shape {

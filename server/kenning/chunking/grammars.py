@@ -206,6 +206,9 @@ _JS_SHARED_DEFINITIONS = """
 (assignment_expression
   left: (member_expression property: (property_identifier))
   right: [(arrow_function) (function_expression)]) @assigned_function
+(pair
+  key: (property_identifier)
+  value: [(arrow_function) (function_expression) (generator_function)]) @pair_function
 (program (lexical_declaration (variable_declarator name: (identifier)) @constant))
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @constant)))
 """
@@ -250,6 +253,8 @@ _JS_RULES: dict[str, Rule] = {
         scope=True,
         sig_from_span=True,
     ),
+    # `{ handler: function () {…} }` in an object literal (option objects, module exports).
+    "pair_function": Rule("method", names=names_in("key"), chunk=True, scope=True),
     "field": Rule("field", names=names_in("property")),
     "constant": Rule("constant", name_pattern=_UPPER),
 }
