@@ -194,6 +194,12 @@ for _, note in ipairs(notes) do
 end
 
 H.step('status done')
+-- :checkhealth kenning sees the running client and its folder.
+vim.cmd('checkhealth kenning')
+local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+H.check(report:find('OK enabled', 1, true), 'checkhealth: not enabled', report)
+H.check(report:find(('client %d: ws: ready'):format(client.id), 1, true), 'checkhealth: no ready folder', report)
+
 -- A clean stop.
 vim.lsp.enable('kenning', false)
 H.wait_for('the client to stop', function()
