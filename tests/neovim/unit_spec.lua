@@ -111,6 +111,18 @@ H.eq(selection.current(buf, 'utf-16'), {
   start = { line = 1, character = 3 },
   ['end'] = { line = 1, character = 3 },
 }, 'no selection: empty range at the cursor')
+vim.cmd('normal! 1G0lvj') -- still in visual mode, as in an `x` mapping: '< and '> are not set yet
+H.eq(selection.current(buf, 'utf-16'), {
+  start = { line = 0, character = 1 },
+  ['end'] = { line = 1, character = 3 },
+}, 'an active charwise selection')
+vim.cmd('normal! \27')
+vim.cmd('normal! 2G$Vk')
+H.eq(selection.current(buf, 'utf-16'), {
+  start = { line = 0, character = 0 },
+  ['end'] = { line = 1, character = 5 },
+}, 'an active linewise selection, made upwards')
+vim.cmd('normal! \27')
 vim.cmd('normal! 1G0lllVj\27')
 H.eq(selection.from_command(buf, 1, 2, 'utf-16'), {
   start = { line = 0, character = 0 },
