@@ -145,8 +145,9 @@ function M.similar(opts)
     vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'nx', false)
   end
   local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, range = range, limit = opts.limit }
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':~:.')
+  local title = ('kenning: like %s:%d'):format(name, range.start.line + 1)
   request(client, M.methods.similar, params, bufnr, function(result)
-    local title = ('kenning: like %s:%d'):format(vim.fn.expand('%:~:.'), range.start.line + 1)
     results.show(result, { title = title, qf = opts.qf, encoding = encoding })
   end)
 end
