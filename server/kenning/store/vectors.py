@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+# onnxruntime must be loaded before usearch: the other order segfaults inside onnxruntime's
+# import (usearch 2.26.6 + onnxruntime 1.32.0, seen here). Importing it first costs ~0.2 s.
+import onnxruntime  # noqa: F401  (import order is the point)
 from usearch.index import Index
 
 log = logging.getLogger(__name__)

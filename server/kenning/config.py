@@ -1,0 +1,30 @@
+"""Settings of one workspace's index, shared by the CLI and the language server."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
+STORE_DIRNAME = ".kenning"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    store: Path | None = None          # None: <root>/.kenning (or $KENNING_STORE)
+    model: str | None = None           # None: the packaged all-MiniLM-L6-v2
+    model_variant: str = "auto"        # "auto" | "optimized" | "original"
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    embed_threads: int = 0             # 0: all cores
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def store_dir(self, root: Path) -> Path:
+        if self.store is not None:
+            return self.store if self.store.is_absolute() else root / self.store
+        env = os.environ.get("KENNING_STORE")
+        if env:
+            p = Path(env).expanduser()
+            return p if p.is_absolute() else root / p
+        return root / STORE_DIRNAME

@@ -1,0 +1,256 @@
+"""One workspace folder in the server: its engine, its indexing thread, its queue of changes.
+
+Indexing runs on a thread of its own (never pygls' pool, whose threads also read stdin), so the
+event loop and the request handlers stay free. File events are coalesced: a burst of saves of one
+file becomes one re-index, and a burst over many files (a branch switch) one incremental scan.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from kenning.config import Config
+from kenning.engine import EncoderFactory, Engine, Status, default_encoder_factory
+from kenning.indexer import IndexProgress, embed_pending, scan
+from kenning.store.db import StoreCorrupt
+from kenning.symbols import SymbolSearch
+
+log = logging.getLogger(__name__)
+
+# Wait this long after an event for more before starting work: bursts coalesce into one job.
+DEBOUNCE_S = 0.05
+# More changed paths than this in one batch: one incremental scan is cheaper than per-path work.
+FULL_SCAN_THRESHOLD = 256
+STATUS_INTERVAL_S = 1.0
+
+
+class Reporter(Protocol):
+    """What a folder tells the client; the server marshals these onto its event loop."""
+
+    def status(self, folder: FolderIndex) -> None: ...
+    def progress_begin(self, folder: FolderIndex, title: str) -> object | None: ...
+    def progress_report(self, token: object, message: str, percentage: int) -> None: ...
+    def progress_end(self, token: object, message: str) -> None: ...
+    def progress_cancelled(self, token: object) -> bool: ...
+
+
+@dataclass(slots=True)
+class _Job:
+    full: bool
+    paths: set[str]
+    show_progress: bool
+
+
+class FolderIndex:
+    def __init__(
+        self,
+        uri: str,
+        root: Path,
+        config: Config,
+        reporter: Reporter,
+        *,
+        encoder_factory: EncoderFactory = default_encoder_factory,
+    ) -> None:
+        self.uri = uri
+        self.root = root
+        self.engine = Engine(root, config, encoder_factory=encoder_factory)
+        self.symbols = SymbolSearch(self.engine)
+        self.reporter = reporter
+        self.opened = threading.Event()
+        self.open_error: str | None = None
+        self.jobs_run = 0
+        self._cond = threading.Condition()
+        self._full = False
+        self._full_progress = False
+        self._dirty: set[str] = set()
+        self._stop = False
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"kenning-index-{root.name}",
+                                        daemon=True)
+        self._last_status = 0.0
+        self._last_state = ""
+
+    # -- control (any thread) ----------------------------------------------------------------
+
+    def start(self, *, index_now: bool) -> None:
+        if index_now:
+            self._full = True
+            self._full_progress = True
+        self._thread.start()
+
+    def request_full_scan(self) -> None:
+        with self._cond:
+            self._full = True
+            self._full_progress = True
+            self._cancel.clear()
+            self._cond.notify()
+
+    def mark_dirty(self, paths: list[str]) -> None:
+        with self._cond:
+            self._dirty.update(paths)
+            self._cond.notify()
+
+    def cancel(self) -> None:
+        """Stop the running job at its next checkpoint (lexical rows already written stay)."""
+        self._cancel.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        with self._cond:
+            self._stop = True
+            self._cancel.set()
+            self._cond.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        if not self._thread.is_alive():
+            self._close_engine()
+
+    @property
+    def usable(self) -> bool:
+        return self.opened.is_set() and self.open_error is None and self.engine.db is not None
+
+    def status(self) -> Status:
+        if not self.usable:
+            return Status(state="error" if self.open_error else "scanning", files=0, chunks=0,
+                          embedded=0, pending=0, skipped=0, symbols=0, message=self.open_error)
+        return self.engine.status()
+
+    # -- the indexing thread -----------------------------------------------------------------
+
+    def _close_engine(self) -> None:
+        try:
+            self.engine.close()
+        except Exception:
+            log.exception("closing the index of %s failed", self.root)
+
+    def _run(self) -> None:
+        try:
+            self.engine.open()
+        except (StoreCorrupt, OSError) as exc:
+            self.open_error = f"cannot open the index of {self.root}: {exc}"
+            self.engine.state = "error"
+            log.error("%s", self.open_error)
+            self.opened.set()
+            self._emit_status(force=True)
+            return
+        self.opened.set()
+        if self.engine.read_only:
+            self.engine.state = "ready"
+            self.engine.state_message = self.engine.read_only_reason
+            self._emit_status(force=True)
+            return  # another process keeps this index current; we only read it
+        self._emit_status(force=True)
+        while True:
+            job = self._next_job()
+            if job is None:
+                return
+            self.jobs_run += 1
+            try:
+                self._do(job)
+            except Exception as exc:
+                log.exception("indexing %s failed", self.root)
+                self.engine.state = "error"
+                self.engine.state_message = f"indexing failed: {exc}"
+                self._emit_status(force=True)
+
+    def _next_job(self) -> _Job | None:
+        with self._cond:
+            while not (self._stop or self._full or self._dirty):
+                self._cond.wait()
+            if self._stop:
+                return None
+        time.sleep(DEBOUNCE_S)  # let the rest of a burst arrive
+        with self._cond:
+            if self._stop:
+                return None
+            job = _Job(self._full, self._dirty, self._full_progress)
+            self._full = False
+            self._full_progress = False
+            self._dirty = set()
+            self._cancel.clear()
+        if not job.full and len(job.paths) > FULL_SCAN_THRESHOLD:
+            job.full = True
+        return job
+
+    def _should_stop(self, token: object | None) -> Callable[[], bool]:
+        def should_stop() -> bool:
+            if self._cancel.is_set() or self._stop:
+                return True
+            return token is not None and self.reporter.progress_cancelled(token)
+
+        return should_stop
+
+    def _do(self, job: _Job) -> None:
+        engine = self.engine
+        token = (
+            self.reporter.progress_begin(self, f"kenning: indexing {self.root.name}")
+            if job.show_progress else None
+        )
+        should_stop = self._should_stop(token)
+        end_message = "done"
+        try:
+            engine.state = "scanning"
+            engine.state_message = None
+            self._emit_status(force=True)
+
+            def on_progress(p: IndexProgress) -> None:
+                if token is not None:
+                    if p.phase == "scanning":
+                        pct = int(100 * p.files_done / p.files_total) if p.files_total else 0
+                        msg = f"{p.files_done:,}/{p.files_total:,} files"
+                        self.reporter.progress_report(token, msg, min(pct, 100) // 5)
+                    else:
+                        pct = int(100 * p.chunks_done / p.chunks_total) if p.chunks_total else 100
+                        eta = f", ETA {_eta(p.eta_s)}" if p.eta_s else ""
+                        msg = f"embedding {p.chunks_done:,}/{p.chunks_total:,} chunks{eta}"
+                        self.reporter.progress_report(token, msg, 20 + min(pct, 100) * 4 // 5)
+                self._emit_status()
+
+            scan(engine, None if job.full else sorted(job.paths), progress=on_progress,
+                 should_stop=should_stop)
+            if should_stop():
+                end_message = "cancelled: lexical search works; run kenning.reindex to resume"
+                engine.state = "embedding" if engine.status().pending else "ready"
+                return
+            engine.state = "embedding"
+            self._emit_status(force=True)
+            report = embed_pending(engine, progress=on_progress, should_stop=should_stop)
+            if report.cancelled:
+                end_message = "embedding cancelled: lexical search works; reindex to resume"
+                engine.state = "embedding"
+            else:
+                engine.state = "ready"
+                if engine.model_error:
+                    end_message = engine.model_error
+        except Exception as exc:
+            end_message = f"failed: {exc}"
+            raise
+        finally:
+            if token is not None:
+                self.reporter.progress_end(token, end_message)
+            self._emit_status(force=True)
+
+    def _emit_status(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        state = self.engine.state
+        if not force and state == self._last_state and now - self._last_status < STATUS_INTERVAL_S:
+            return
+        self._last_status = now
+        self._last_state = state
+        try:
+            self.reporter.status(self)
+        except Exception:
+            log.exception("sending the index status failed")
+
+
+def _eta(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"

@@ -1,0 +1,177 @@
+"""kenning's own LSP messages: method names, parameter validation and result shapes.
+
+The one place that defines the wire format of ``workspace/semanticSearch``, ``kenning/similar``,
+``kenning/indexStatus`` and the commands; ``docs/protocol.md`` documents it for client authors and
+``editors/vscode/src/protocol.ts`` mirrors it. Params arrive as plain JSON values (kenning's
+protocol class keeps them untyped) and are validated here, so a bad request always gets a
+``-32602`` reply that names the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kenning.languages import is_known_language
+from kenning.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES, Hit, SearchQuery
+
+SEMANTIC_SEARCH = "workspace/semanticSearch"
+SIMILAR = "kenning/similar"
+INDEX_STATUS = "kenning/indexStatus"
+CMD_REINDEX = "kenning.reindex"
+CMD_STATUS = "kenning.status"
+CUSTOM_REQUESTS = frozenset({SEMANTIC_SEARCH, SIMILAR})
+
+STATES = ("scanning", "embedding", "ready", "error")
+
+
+class InvalidParams(ValueError):
+    """A request's params are wrong; the message names the field (sent as -32602)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarRequest:
+    uri: str
+    start_line: int  # 0-based, as on the wire
+    start_character: int
+    end_line: int
+    end_character: int
+    limit: int
+
+
+def _object(value: Any, name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidParams(f"{name} must be an object, not {_type_name(value)}")
+    return value
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _limit(params: dict[str, Any], default: int) -> int:
+    limit = params.get("limit", default)
+    if limit is None:
+        return default
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidParams(f"limit must be an integer, not {_type_name(limit)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidParams(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+    return limit
+
+
+def _string_list(value: Any, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidParams(f"{name} must be an array of strings")
+    if len(value) > 100:
+        raise InvalidParams(f"{name} has {len(value)} entries; the most is 100")
+    return tuple(v for v in value if v.strip())
+
+
+def clean_text(text: str) -> str:
+    """Replace lone surrogates (legal in JSON, illegal in UTF-8) so nothing downstream trips."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def parse_search_params(params: Any, default_limit: int) -> SearchQuery:
+    p = _object(params, "params")
+    if "query" not in p:
+        raise InvalidParams("query is required")
+    query = p["query"]
+    if not isinstance(query, str):
+        raise InvalidParams(f"query must be a string, not {_type_name(query)}")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidParams(f"query is {len(query)} characters; the most is {MAX_QUERY_CHARS}")
+    mode = p.get("mode", "hybrid")
+    if mode is None:
+        mode = "hybrid"
+    if mode not in MODES:
+        raise InvalidParams(f"mode must be one of {', '.join(MODES)}")
+    filters = p.get("filters")
+    paths: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+    if filters is not None:
+        f = _object(filters, "filters")
+        paths = _string_list(f.get("paths"), "filters.paths")
+        languages = _string_list(f.get("languages"), "filters.languages")
+        extensions = _string_list(f.get("extensions"), "filters.extensions")
+        for lang in languages:
+            if not is_known_language(lang):
+                raise InvalidParams(f"filters.languages: unknown language {lang!r}")
+    return SearchQuery(
+        text=clean_text(query), limit=_limit(p, default_limit), mode=mode, paths=paths,
+        languages=languages, extensions=extensions,
+    )
+
+
+def _position(value: Any, name: str) -> tuple[int, int]:
+    pos = _object(value, name)
+    line, char = pos.get("line"), pos.get("character")
+    for field_name, v in (("line", line), ("character", char)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise InvalidParams(f"{name}.{field_name} must be a non-negative integer")
+    return int(line), int(char)  # type: ignore[arg-type]
+
+
+def parse_similar_params(params: Any, default_limit: int) -> SimilarRequest:
+    p = _object(params, "params")
+    doc = _object(p.get("textDocument"), "textDocument")
+    uri = doc.get("uri")
+    if not isinstance(uri, str):
+        raise InvalidParams("textDocument.uri must be a string")
+    rng = _object(p.get("range"), "range")
+    start = _position(rng.get("start"), "range.start")
+    end = _position(rng.get("end"), "range.end")
+    if end < start:
+        raise InvalidParams("range.end is before range.start")
+    return SimilarRequest(uri, start[0], start[1], end[0], end[1], _limit(p, default_limit))
+
+
+def hit_to_wire(hit: Hit, uri: str) -> dict[str, Any]:
+    last_line = hit.end_line - 1
+    result: dict[str, Any] = {
+        "uri": uri,
+        "range": {
+            "start": {"line": hit.start_line - 1, "character": 0},
+            "end": {"line": last_line, "character": hit.end_character},
+        },
+        "score": hit.score,
+        "preview": hit.preview,
+        "language": hit.language,
+        "match": {"denseRank": hit.dense_rank, "lexicalRank": hit.lexical_rank},
+    }
+    if hit.symbol:
+        container, _, name = hit.symbol.rpartition(".")
+        symbol: dict[str, Any] = {"name": name, "kind": hit.kind}
+        if container:
+            symbol["containerName"] = container
+        result["symbol"] = symbol
+    return result
+
+
+def status_to_wire(folder_uri: str, status: Any) -> dict[str, Any]:
+    out = {
+        "folder": folder_uri,
+        "state": status.state,
+        "files": status.files,
+        "chunks": status.chunks,
+        "embedded": status.embedded,
+        "pending": status.pending,
+        "skipped": status.skipped,
+    }
+    if status.message:
+        out["message"] = status.message
+    return out

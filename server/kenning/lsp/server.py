@@ -1,0 +1,599 @@
+"""The language server: pygls handlers over the engine, one index per workspace folder.
+
+Powers, in the editor: the `Kenning: Semantic Search` palette (``workspace/semanticSearch``),
+`Go to Symbol in Workspace` (``workspace/symbol``), `Find Similar Code` (``kenning/similar``),
+the indexing progress notification and the status-bar item (``kenning/indexStatus``).
+Handlers validate, call the engine off the event loop, and convert to LSP shapes; nothing here
+decides how to index or rank.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as T
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCRequestMessage
+
+from kenning import __version__
+from kenning.lsp import protocol as P
+from kenning.lsp.folders import FolderIndex
+from kenning.lsp.options import Options, parse_options
+from kenning.search import SearchCancelled, SearchError, SearchResponse, search, similar
+from kenning.workspace import path_to_uri, resolve_inside, uri_to_path
+
+log = logging.getLogger("kenning")
+
+_IGNORED = object()  # a message already answered while it was being parsed
+
+SYMBOL_KINDS: dict[str, T.SymbolKind] = {
+    "class": T.SymbolKind.Class,
+    "interface": T.SymbolKind.Interface,
+    "struct": T.SymbolKind.Struct,
+    "enum": T.SymbolKind.Enum,
+    "trait": T.SymbolKind.Interface,
+    "type": T.SymbolKind.TypeParameter,
+    "function": T.SymbolKind.Function,
+    "method": T.SymbolKind.Method,
+    "constructor": T.SymbolKind.Constructor,
+    "module": T.SymbolKind.Module,
+    "namespace": T.SymbolKind.Namespace,
+    "constant": T.SymbolKind.Constant,
+    "variable": T.SymbolKind.Variable,
+    "field": T.SymbolKind.Field,
+    "property": T.SymbolKind.Property,
+    "macro": T.SymbolKind.Function,
+}
+
+_LOG_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO,
+               "debug": logging.DEBUG}
+
+
+class KenningProtocol(LanguageServerProtocol):
+    """pygls' protocol, made to answer every request.
+
+    pygls structures params of typed methods and, when that fails, logs and sends no reply at all
+    (the client hangs). kenning's custom requests keep their params as plain JSON (validated in
+    the handlers), and a typed request that fails to parse gets a -32602 reply.
+    """
+
+    def structure_message(self, data: Any) -> Any:
+        if not isinstance(data, dict) or "jsonrpc" not in data:
+            return data
+        if "id" in data and data.get("method") in P.CUSTOM_REQUESTS:
+            return JsonRPCRequestMessage(
+                id=data["id"], method=data["method"], jsonrpc=data["jsonrpc"],
+                params=data.get("params"),
+            )
+        try:
+            return super().structure_message(data)
+        except JsonRpcException:
+            if "id" in data and isinstance(data.get("method"), str):
+                self._send_response(
+                    data["id"],
+                    error=T.ResponseError(
+                        code=JsonRpcInvalidParams.CODE,
+                        message=f"invalid params for {data['method']}",
+                    ),
+                )
+                return _IGNORED
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if message is _IGNORED:
+            return
+        super().handle_message(message)
+
+
+class _LspLogHandler(logging.Handler):
+    def __init__(self, server: KenningServer) -> None:
+        super().__init__()
+        self.server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = self.format(record)
+        except Exception:
+            return
+        kind = (
+            T.MessageType.Error if record.levelno >= logging.ERROR
+            else T.MessageType.Warning if record.levelno >= logging.WARNING
+            else T.MessageType.Info if record.levelno >= logging.INFO
+            else T.MessageType.Log
+        )
+        self.server.call_on_loop(
+            lambda: self.server.window_log_message(T.LogMessageParams(type=kind, message=msg))
+        )
+
+
+class KenningServer(LanguageServer):
+    def __init__(self) -> None:
+        # Handlers that block run in kenning's own pools; pygls' pool also reads stdin, so keep
+        # it roomy (library-notes: a busy pool delays unrelated requests by seconds).
+        super().__init__("kenning", __version__, protocol_cls=KenningProtocol, max_workers=8)
+        self.options = Options()
+        self.folders: dict[str, FolderIndex] = {}
+        self.folders_lock = threading.Lock()
+        self.request_pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=4, thread_name_prefix="kenning-request"
+        )
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.client_caps: T.ClientCapabilities | None = None
+        self.parent_pid: int | None = None
+        self._log_handler = _LspLogHandler(self)
+        self._log_handler.setFormatter(logging.Formatter("%(message)s"))
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def call_on_loop(self, fn: Callable[[], Any]) -> None:
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closing during shutdown
+            loop.call_soon_threadsafe(fn)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Log, never pop up a dialog: a malformed message is the client's bug, not the user's.
+        log.error("protocol error (%s): %s", getattr(source, "__name__", source), error)
+
+    def supports_progress(self) -> bool:
+        caps = self.client_caps
+        return bool(caps and caps.window and caps.window.work_done_progress)
+
+    def apply_log_level(self) -> None:
+        log.setLevel(_LOG_LEVELS.get(self.options.log_level, logging.INFO))
+
+    # -- folders -----------------------------------------------------------------------------
+
+    def add_folder(self, uri: str, *, several: bool) -> None:
+        path = uri_to_path(uri)
+        if path is None or not path.is_dir():
+            log.warning("ignoring workspace folder %s: not a local directory", uri)
+            return
+        root = Path(os.path.realpath(path))
+        with self.folders_lock:
+            if uri in self.folders:
+                return
+            folder = FolderIndex(uri, root, self.options.config_for(root, several_folders=several),
+                                 _Reporter(self))
+            self.folders[uri] = folder
+        folder.start(index_now=self.options.index_on_startup)
+        log.info("workspace folder %s: index at %s", root, folder.engine.store_dir)
+
+    def remove_folder(self, uri: str) -> None:
+        with self.folders_lock:
+            folder = self.folders.pop(uri, None)
+        if folder is not None:
+            threading.Thread(target=folder.stop, daemon=True).start()
+            log.info("workspace folder %s removed", uri)
+
+    def folder_list(self) -> list[FolderIndex]:
+        with self.folders_lock:
+            return list(self.folders.values())
+
+    def locate(self, uri: str) -> tuple[FolderIndex, str] | None:
+        """The folder and relative path of a client URI, or None for anything outside them."""
+        path = uri_to_path(uri)
+        if path is None:
+            log.info("ignoring %s: not a file: URI", uri[:200])
+            return None
+        folders = self.folder_list()
+        found = resolve_inside([f.root for f in folders], path)
+        if found is None:
+            log.info("ignoring %s: outside every workspace folder", uri[:200])
+            return None
+        root, rel = found
+        # The innermost folder wins when folders nest.
+        owner = max((f for f in folders if f.root == root), key=lambda f: len(str(f.root)))
+        return owner, rel
+
+    def stop_all(self) -> None:
+        folders = self.folder_list()
+        threads = [threading.Thread(target=f.stop, daemon=True) for f in folders]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(15)
+
+    def index_summary(self) -> dict[str, Any]:
+        order = {"error": 0, "scanning": 1, "embedding": 2, "ready": 3}
+        states, files, chunks, embedded, pending = [], 0, 0, 0, 0
+        for f in self.folder_list():
+            st = f.status()
+            states.append(st.state)
+            files += st.files
+            chunks += st.chunks
+            embedded += st.embedded
+            pending += st.pending
+        state = min(states, key=lambda s: order.get(s, 0)) if states else "ready"
+        return {"state": state, "files": files, "chunks": chunks, "embedded": embedded,
+                "pending": pending}
+
+
+class _Reporter:
+    """Sends a folder's status and progress to the client, always from the event loop."""
+
+    def __init__(self, server: KenningServer) -> None:
+        self.server = server
+
+    def status(self, folder: FolderIndex) -> None:
+        payload = P.status_to_wire(folder.uri, folder.status())
+        self.server.call_on_loop(lambda: self.server.protocol.notify(P.INDEX_STATUS, payload))
+
+    def progress_begin(self, folder: FolderIndex, title: str) -> object | None:
+        server = self.server
+        if not server.supports_progress() or server.loop is None:
+            return None
+        token = f"kenning-index-{uuid.uuid4().hex[:12]}"
+        future = asyncio.run_coroutine_threadsafe(
+            server.work_done_progress.create_async(token), server.loop
+        )
+        try:
+            future.result(timeout=10)
+        except Exception as exc:
+            log.info("the client did not create a progress token: %s", exc)
+            return None
+        server.call_on_loop(lambda: server.work_done_progress.begin(
+            token, T.WorkDoneProgressBegin(title=title, percentage=0, cancellable=True,
+                                           message="scanning")
+        ))
+        return token
+
+    def progress_report(self, token: object, message: str, percentage: int) -> None:
+        server = self.server
+        server.call_on_loop(lambda: server.work_done_progress.report(
+            token, T.WorkDoneProgressReport(message=message, percentage=percentage)
+        ))
+
+    def progress_end(self, token: object, message: str) -> None:
+        server = self.server
+
+        def end() -> None:
+            server.work_done_progress.end(token, T.WorkDoneProgressEnd(message=message))
+            server.work_done_progress.tokens.pop(token, None)
+
+        server.call_on_loop(end)
+
+    def progress_cancelled(self, token: object) -> bool:
+        fut = self.server.work_done_progress.tokens.get(token)
+        return fut is not None and fut.cancelled()
+
+
+server = KenningServer()
+
+
+# -- lifecycle -------------------------------------------------------------------------------
+
+@server.feature(T.INITIALIZE)
+def on_initialize(ls: KenningServer, params: T.InitializeParams) -> None:
+    ls.loop = asyncio.get_running_loop()
+    ls.client_caps = params.capabilities
+    ls.parent_pid = params.process_id
+    logging.getLogger("kenning").addHandler(ls._log_handler)
+    options, problems = parse_options(params.initialization_options)
+    ls.options = options
+    ls.apply_log_level()
+    for problem in problems:
+        ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Warning, message=problem))
+        log.warning("%s", problem)
+
+
+@server.feature(T.INITIALIZED)
+async def on_initialized(ls: KenningServer, params: T.InitializedParams) -> None:
+    caps = ls.client_caps
+    if caps and caps.workspace and caps.workspace.configuration:
+        await _pull_configuration(ls)
+    folders = list(ls.workspace.folders.values())
+    uris = [f.uri for f in folders]
+    if not uris and ls.workspace.root_uri:
+        uris = [ls.workspace.root_uri]
+    for uri in uris:
+        ls.add_folder(uri, several=len(uris) > 1)
+    watch = caps and caps.workspace and caps.workspace.did_change_watched_files
+    if watch and watch.dynamic_registration:
+        try:
+            await ls.client_register_capability_async(T.RegistrationParams(registrations=[
+                T.Registration(
+                    id="kenning-watch", method=T.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                    register_options=T.DidChangeWatchedFilesRegistrationOptions(
+                        watchers=[T.FileSystemWatcher(glob_pattern="**/*")]
+                    ),
+                )
+            ]))
+        except Exception as exc:
+            log.info("the client declined file watching: %s", exc)
+    if ls.parent_pid:
+        threading.Thread(target=_watch_parent, args=(ls, ls.parent_pid), daemon=True).start()
+
+
+async def _pull_configuration(ls: KenningServer) -> bool:
+    """Read the `kenning` section; True when it changed something that needs a re-index."""
+    try:
+        result = await asyncio.wait_for(
+            ls.workspace_configuration_async(
+                T.ConfigurationParams(items=[T.ConfigurationItem(section="kenning")])
+            ),
+            timeout=5,
+        )
+    except Exception as exc:
+        log.info("workspace/configuration failed: %s", exc)
+        return False
+    raw = result[0] if isinstance(result, list) and result else None
+    if hasattr(raw, "_asdict"):
+        raw = _namedtuple_to_dict(raw)
+    if not isinstance(raw, dict) or not raw:
+        return False
+    return _apply_options(ls, raw)
+
+
+def _namedtuple_to_dict(value: Any) -> Any:
+    if hasattr(value, "_asdict"):
+        return {k: _namedtuple_to_dict(v) for k, v in value._asdict().items()}
+    if isinstance(value, list):
+        return [_namedtuple_to_dict(v) for v in value]
+    return value
+
+
+def _apply_options(ls: KenningServer, raw: dict[str, Any]) -> bool:
+    before = ls.options
+    options, problems = parse_options(raw, before)
+    for problem in problems:
+        ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Warning, message=problem))
+    ls.options = options
+    ls.apply_log_level()
+    index_keys = ("store_path", "model", "exclude", "max_file_size", "embed_threads")
+    return any(getattr(before, k) != getattr(options, k) for k in index_keys)
+
+
+@server.feature(T.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def on_did_change_configuration(
+    ls: KenningServer, params: T.DidChangeConfigurationParams
+) -> None:
+    settings = params.settings
+    changed = False
+    if isinstance(settings, dict) and isinstance(settings.get("kenning"), dict):
+        changed = _apply_options(ls, settings["kenning"])
+    else:
+        caps = ls.client_caps
+        if caps and caps.workspace and caps.workspace.configuration:
+            changed = await _pull_configuration(ls)
+    if changed:
+        log.info("settings that shape the index changed: reopening every folder")
+        uris = [f.uri for f in ls.folder_list()]
+        await asyncio.get_running_loop().run_in_executor(None, ls.stop_all)
+        with ls.folders_lock:
+            ls.folders.clear()
+        for uri in uris:
+            ls.add_folder(uri, several=len(uris) > 1)
+
+
+@server.feature(T.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+def on_did_change_folders(ls: KenningServer, params: T.DidChangeWorkspaceFoldersParams) -> None:
+    for removed in params.event.removed:
+        ls.remove_folder(removed.uri)
+    several = len(ls.folder_list()) + len(params.event.added) > 1
+    for added in params.event.added:
+        ls.add_folder(added.uri, several=several)
+
+
+@server.feature(T.SHUTDOWN)
+async def on_shutdown(ls: KenningServer, params: Any) -> None:
+    await asyncio.get_running_loop().run_in_executor(None, ls.stop_all)
+
+
+def _watch_parent(ls: KenningServer, pid: int) -> None:
+    """Exit when the editor that started us is gone (pygls 2 no longer watches processId)."""
+    import time
+
+    while True:
+        time.sleep(2)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            log.warning("the client process %d is gone; exiting", pid)
+            ls.stop_all()
+            os._exit(0)
+        except PermissionError:
+            pass  # alive, owned by someone else
+
+
+# -- keeping the index current ---------------------------------------------------------------
+
+def _mark(ls: KenningServer, uris: list[str]) -> None:
+    by_folder: dict[str, tuple[FolderIndex, list[str]]] = {}
+    for uri in uris:
+        found = ls.locate(uri)
+        if found is None:
+            continue
+        folder, rel = found
+        by_folder.setdefault(folder.uri, (folder, []))[1].append(rel)
+    for folder, rels in by_folder.values():
+        folder.mark_dirty(rels)
+
+
+@server.feature(T.TEXT_DOCUMENT_DID_SAVE)
+def on_did_save(ls: KenningServer, params: T.DidSaveTextDocumentParams) -> None:
+    _mark(ls, [params.text_document.uri])
+
+
+@server.feature(T.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def on_watched_files(ls: KenningServer, params: T.DidChangeWatchedFilesParams) -> None:
+    _mark(ls, [c.uri for c in params.changes])
+
+
+@server.feature(T.WORKSPACE_DID_RENAME_FILES)
+def on_did_rename(ls: KenningServer, params: T.RenameFilesParams) -> None:
+    _mark(ls, [u for f in params.files for u in (f.old_uri, f.new_uri)])
+
+
+@server.feature(T.WORKSPACE_DID_DELETE_FILES)
+def on_did_delete(ls: KenningServer, params: T.DeleteFilesParams) -> None:
+    _mark(ls, [f.uri for f in params.files])
+
+
+# -- search ----------------------------------------------------------------------------------
+
+async def _run_cancellable(ls: KenningServer, work: Callable[[threading.Event], Any]) -> Any:
+    """Run blocking work in kenning's pool; a cancelled request stops it at its next checkpoint."""
+    cancel = threading.Event()
+    loop = asyncio.get_running_loop()
+    try:
+        return await loop.run_in_executor(ls.request_pool, work, cancel)
+    except asyncio.CancelledError:
+        cancel.set()
+        raise
+
+
+def _merged(ls: KenningServer, responses: list[tuple[FolderIndex, SearchResponse]], limit: int
+            ) -> dict[str, Any]:
+    hits = []
+    lexical_only = False
+    for folder, response in responses:
+        lexical_only = lexical_only or response.lexical_only
+        for note in response.notes:
+            log.info("%s: %s", folder.root.name, note)
+        hits.extend((h.score, P.hit_to_wire(h, path_to_uri(folder.root / h.path)))
+                    for h in response.hits)
+    hits.sort(key=lambda sh: -sh[0])
+    index = ls.index_summary()
+    if lexical_only:
+        index["lexicalOnly"] = True
+    return {"results": [h for _, h in hits[:limit]], "index": index}
+
+
+@server.feature(P.SEMANTIC_SEARCH)
+async def on_semantic_search(ls: KenningServer, params: Any) -> dict[str, Any]:
+    try:
+        query = P.parse_search_params(params, ls.options.max_results)
+    except P.InvalidParams as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    if not query.text.strip():
+        return {"results": [], "index": ls.index_summary()}
+
+    def work(cancel: threading.Event) -> dict[str, Any]:
+        responses = []
+        for folder in ls.folder_list():
+            if not folder.usable:
+                continue
+            try:
+                responses.append((folder, search(folder.engine, query, should_stop=cancel.is_set)))
+            except SearchError as exc:
+                raise JsonRpcInvalidParams(str(exc)) from None
+            except SearchCancelled:
+                return {"results": [], "index": ls.index_summary()}
+        return _merged(ls, responses, query.limit)
+
+    return await _run_cancellable(ls, work)
+
+
+@server.feature(P.SIMILAR)
+async def on_similar(ls: KenningServer, params: Any) -> dict[str, Any]:
+    try:
+        req = P.parse_similar_params(params, ls.options.max_results)
+    except P.InvalidParams as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    found = ls.locate(req.uri)
+    if found is None:
+        raise JsonRpcInvalidParams("textDocument.uri is not a file inside a workspace folder")
+    owner, rel = found
+    doc = ls.workspace.text_documents.get(req.uri)
+    selected: str | None = None
+    if doc is not None and (req.start_line, req.start_character) != (req.end_line, req.end_character):
+        lines = doc.source.split("\n")
+        part = lines[req.start_line : req.end_line + 1]
+        if part:
+            part[-1] = part[-1][: req.end_character] if len(part) > 1 else part[-1][
+                req.start_character : req.end_character]
+            if len(part) > 1:
+                part[0] = part[0][req.start_character :]
+        selected = "\n".join(part)
+
+    def work(cancel: threading.Event) -> dict[str, Any]:
+        if not owner.usable:
+            return {"results": [], "index": ls.index_summary()}
+        response = similar(
+            owner.engine, rel, req.start_line + 1, req.end_line + 1, limit=req.limit,
+            selected_text=selected,
+        )
+        return _merged(ls, [(owner, response)], req.limit)
+
+    return await _run_cancellable(ls, work)
+
+
+@server.feature(T.WORKSPACE_SYMBOL)
+async def on_workspace_symbol(
+    ls: KenningServer, params: T.WorkspaceSymbolParams
+) -> list[T.WorkspaceSymbol]:
+    query = P.clean_text(params.query or "")[: P.MAX_QUERY_CHARS]
+    limit = ls.options.symbol_limit
+
+    def work(cancel: threading.Event) -> list[T.WorkspaceSymbol]:
+        scored: list[tuple[float, T.WorkspaceSymbol]] = []
+        for folder in ls.folder_list():
+            if not folder.usable or cancel.is_set():
+                continue
+            for hit in folder.symbols.find(query, limit):
+                s = hit.symbol
+                scored.append((hit.score, T.WorkspaceSymbol(
+                    name=s.name,
+                    kind=SYMBOL_KINDS.get(s.kind, T.SymbolKind.Variable),
+                    container_name=s.container,
+                    location=T.Location(
+                        uri=path_to_uri(folder.root / s.path),
+                        range=T.Range(
+                            start=T.Position(line=s.start_line - 1, character=0),
+                            end=T.Position(line=s.end_line, character=0),
+                        ),
+                    ),
+                )))
+        scored.sort(key=lambda x: -x[0])
+        return [w for _, w in scored[:limit]]
+
+    return await _run_cancellable(ls, work)
+
+
+# -- commands --------------------------------------------------------------------------------
+
+@server.command(P.CMD_REINDEX)
+def cmd_reindex(ls: KenningServer, *args: Any) -> None:
+    # pygls spreads `arguments` over the parameters: none, or the folder URI.
+    target = args[0] if args and isinstance(args[0], str) else None
+    for folder in ls.folder_list():
+        if target is None or folder.uri == target:
+            folder.request_full_scan()
+
+
+@server.command(P.CMD_STATUS)
+def cmd_status(ls: KenningServer, *args: Any) -> list[dict[str, Any]]:
+    out = []
+    for f in ls.folder_list():
+        payload = P.status_to_wire(f.uri, f.status())
+        payload["reindexJobs"] = f.jobs_run
+        out.append(payload)
+    return out
+
+
+def run(tcp: str | None = None) -> int:
+    """Serve over stdio (or TCP) until the client says exit or goes away."""
+    logging.basicConfig(level=logging.WARNING, format="kenning: %(levelname)s %(message)s")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        if tcp:
+            host, _, port = tcp.rpartition(":")
+            server.start_tcp(host or "127.0.0.1", int(port))
+        else:
+            server.start_io()
+    finally:
+        server.stop_all()
+    return 0

@@ -1,0 +1,402 @@
+"""Hybrid search: query → dense and lexical candidates (filters inside both) → fusion → hits.
+
+The dense half over-fetches from the int8 graph and rescores exactly against the stored float16
+vectors (int8 alone caps recall near 0.93); when a filter leaves few chunks it scans them exactly
+instead. The lexical half is FTS5 BM25 over chunk text plus split identifiers, with terms that
+match nearly every chunk dropped when the query has others. Ranks are fused with weighted
+reciprocal rank fusion plus a boost for query words that name the chunk's definition.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pathspec
+
+from kenning.engine import Engine
+from kenning.languages import is_known_language
+from kenning.lexical import name_parts, query_terms
+from kenning.store.db import ChunkRow
+from kenning.store.vectors import EXACT_SEARCH_LIMIT
+
+log = logging.getLogger(__name__)
+
+MODES = ("hybrid", "semantic", "lexical")
+MAX_LIMIT = 200
+MAX_QUERY_CHARS = 1000
+PREVIEW_CHARS = 300
+RRF_K = 20
+DENSE_WEIGHT = 1.0
+LEXICAL_WEIGHT = 0.7
+NAME_BOOST = 1.0 / (RRF_K + 1)
+# A term in more than this share of chunks ranks nothing and makes bm25 score every chunk.
+COMMON_TERM_SHARE = 0.2
+COMMON_TERM_MIN_CHUNKS = 500  # in a small index every term is cheap, and dropping one hurts
+
+ShouldStop = Callable[[], bool]
+
+
+class SearchError(ValueError):
+    """The query cannot be run as given (e.g. an unknown language); the message says why."""
+
+
+class SearchCancelled(Exception):
+    """The caller asked to stop between stages."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    text: str
+    limit: int = 20
+    mode: str = "hybrid"
+    paths: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    preview: str
+    symbol: str | None
+    kind: str
+    language: str
+    dense_rank: int | None
+    lexical_rank: int | None
+    end_character: int = 0  # length of the last line in UTF-16 units (LSP columns)
+
+
+@dataclass(slots=True)
+class SearchResponse:
+    hits: list[Hit] = field(default_factory=list)
+    lexical_only: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def validate_query(query: SearchQuery) -> None:
+    if query.mode not in MODES:
+        raise SearchError(f"mode must be one of {', '.join(MODES)}, not {query.mode!r}")
+    if not 1 <= query.limit <= MAX_LIMIT:
+        raise SearchError(f"limit must be between 1 and {MAX_LIMIT}, not {query.limit}")
+    if len(query.text) > MAX_QUERY_CHARS:
+        raise SearchError(f"query is {len(query.text)} characters; the most is {MAX_QUERY_CHARS}")
+    unknown = [lang for lang in query.languages if not is_known_language(lang)]
+    if unknown:
+        raise SearchError(
+            f"unknown language {unknown[0]!r} (see `kenning languages` for the list)"
+        )
+
+
+class _FilterCache:
+    """File-id sets per filter, valid for one engine generation (filters repeat as users type)."""
+
+    def __init__(self) -> None:
+        self.generation = -1
+        self.sets: dict[tuple, frozenset[int]] = {}
+
+    def get(self, engine: Engine, key: tuple) -> frozenset[int] | None:
+        if self.generation != engine.generation:
+            self.generation = engine.generation
+            self.sets.clear()
+        return self.sets.get(key)
+
+
+_filter_caches: dict[int, _FilterCache] = {}
+
+
+def _filtered_file_ids(
+    engine: Engine, conn: sqlite3.Connection, query: SearchQuery
+) -> frozenset[int] | None:
+    if not (query.paths or query.languages or query.extensions):
+        return None
+    key = (query.paths, query.languages, query.extensions)
+    cache = _filter_caches.setdefault(id(engine), _FilterCache())
+    cached = cache.get(engine, key)
+    if cached is not None:
+        return cached
+    rows = conn.execute("SELECT id, path, language FROM files WHERE skip_reason IS NULL").fetchall()
+    if query.languages:
+        langs = set(query.languages)
+        rows = [r for r in rows if r[2] in langs]
+    if query.extensions:
+        exts = tuple("." + e.lstrip(".").lower() for e in query.extensions)
+        rows = [r for r in rows if r[1].lower().endswith(exts)]
+    if query.paths:
+        spec = pathspec.GitIgnoreSpec.from_lines(query.paths)
+        rows = [r for r in rows if spec.match_file(r[1])]
+    ids = frozenset(int(r[0]) for r in rows)
+    cache.sets[key] = ids
+    return ids
+
+
+def _lexical(
+    engine: Engine, conn: sqlite3.Connection, text: str, file_ids: frozenset[int] | None, n: int
+) -> list[int]:
+    assert engine.db is not None
+    terms = query_terms(text)
+    if not terms:
+        return []
+    total = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
+    if len(terms) > 1 and total >= COMMON_TERM_MIN_CHUNKS:
+        df = engine.db.term_doc_counts(terms, conn)
+        kept = [t for t in terms if df.get(t, 0) <= COMMON_TERM_SHARE * total]
+        if not kept:
+            kept = [min(terms, key=lambda t: df.get(t, 0))]
+        terms = kept
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?"
+    args: list[object] = [match]
+    if file_ids is not None:
+        sql += (" AND rowid IN (SELECT id FROM chunks WHERE file_id IN"
+                " (SELECT value FROM json_each(?)))")
+        args.append("[" + ",".join(map(str, file_ids)) + "]")
+    sql += " ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ?"
+    args.append(n)
+    try:
+        return [int(r[0]) for r in conn.execute(sql, args)]
+    except sqlite3.OperationalError as exc:
+        log.warning("lexical query %r failed: %s", match, exc)
+        return []
+
+
+def _dense(
+    engine: Engine,
+    conn: sqlite3.Connection,
+    qvec: np.ndarray,
+    file_ids: frozenset[int] | None,
+    n: int,
+    exclude: frozenset[int] = frozenset(),
+) -> list[tuple[int, float]]:
+    assert engine.db is not None and engine.vectors is not None
+    if file_ids is not None:
+        candidates = [
+            int(r[0]) for r in conn.execute(
+                "SELECT id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?))",
+                ("[" + ",".join(map(str, file_ids)) + "]",),
+            )
+        ]
+        candidates = [c for c in candidates if c not in exclude]
+        if len(candidates) <= EXACT_SEARCH_LIMIT:
+            return _exact(engine, conn, qvec, candidates, n)
+        allowed = set(candidates)
+        fetch = min(len(engine.vectors), max(n * 4, 64) * max(1, len(engine.vectors) // len(allowed)))
+    else:
+        allowed = None
+        fetch = max(n * 4, 64)
+    keys, _ = engine.vectors.search(qvec, fetch + len(exclude))
+    ids = [int(k) for k in keys if (allowed is None or int(k) in allowed) and int(k) not in exclude]
+    return _exact(engine, conn, qvec, ids, n)
+
+
+def _exact(
+    engine: Engine, conn: sqlite3.Connection, qvec: np.ndarray, ids: Sequence[int], n: int
+) -> list[tuple[int, float]]:
+    assert engine.db is not None
+    found, vecs = engine.db.vectors_for(ids, conn)
+    if not found:
+        return []
+    sims = vecs @ qvec.astype(np.float32)
+    order = np.argsort(-sims)[:n]
+    return [(found[i], float(sims[i])) for i in order]
+
+
+def _preview(text: str, terms: Sequence[str]) -> str:
+    lines = text.split("\n")
+    best, best_hits = 0, 0
+    if terms:
+        lowered = [t.lower() for t in terms if len(t) > 1]
+        for i, line in enumerate(lines):
+            low = line.lower()
+            hits = sum(1 for t in lowered if t in low)
+            if hits > best_hits:
+                best, best_hits = i, hits
+    out: list[str] = []
+    size = 0
+    for line in lines[best:]:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if size + len(stripped) > PREVIEW_CHARS:
+            if not out:
+                out.append(stripped[: PREVIEW_CHARS - 1] + "…")
+            break
+        out.append(stripped)
+        size += len(stripped) + 1
+        if len(out) == 3:
+            break
+    return "\n".join(out)
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _name_boost(terms: set[str], symbol: str | None) -> float:
+    if not symbol or not terms:
+        return 0.0
+    leaf = symbol.rsplit(".", 1)[-1]
+    parts = set(name_parts(leaf))
+    if not parts:
+        return 0.0
+    common = len(parts & terms)
+    if not common:
+        return 0.0
+    return NAME_BOOST * (common / len(parts)) * (common / len(terms)) ** 0.5
+
+
+def search(
+    engine: Engine, query: SearchQuery, *, should_stop: ShouldStop | None = None
+) -> SearchResponse:
+    """Run a validated query against one workspace's index."""
+    validate_query(query)
+    response = SearchResponse()
+    text = query.text.strip()
+    if not text or engine.db is None:
+        return response
+    conn = engine.db.reader()
+    file_ids = _filtered_file_ids(engine, conn, query)
+    if file_ids is not None and not file_ids:
+        response.notes.append("no indexed file matches the filters")
+        return response
+
+    def checkpoint() -> None:
+        if should_stop is not None and should_stop():
+            raise SearchCancelled
+
+    n = max(query.limit * 3, 30)
+    lexical: list[int] = []
+    if query.mode in ("hybrid", "lexical"):
+        lexical = _lexical(engine, conn, text, file_ids, n)
+    checkpoint()
+    dense: list[tuple[int, float]] = []
+    if query.mode in ("hybrid", "semantic"):
+        if engine.dense_available():
+            encoder = engine.encoder()
+            assert encoder is not None
+            qvec = encoder.embed_query(text)
+            checkpoint()
+            dense = _dense(engine, conn, qvec, file_ids, n)
+        else:
+            response.lexical_only = True
+            response.notes.append(engine.model_error or "embeddings are not ready yet: lexical results only")
+            if query.mode == "semantic":
+                return response
+            lexical = lexical or _lexical(engine, conn, text, file_ids, n)
+    checkpoint()
+    response.hits = fuse(engine, conn, query, text, dense, lexical)
+    return response
+
+
+def fuse(
+    engine: Engine,
+    conn: sqlite3.Connection,
+    query: SearchQuery,
+    text: str,
+    dense: Sequence[tuple[int, float]],
+    lexical: Sequence[int],
+) -> list[Hit]:
+    assert engine.db is not None
+    dense_rank = {cid: i + 1 for i, (cid, _) in enumerate(dense)}
+    dense_sim = dict(dense)
+    lexical_rank = {cid: i + 1 for i, cid in enumerate(lexical)}
+    ids = list(dict.fromkeys([*dense_rank, *lexical_rank]))
+    rows = engine.db.chunks_by_id(ids, conn)
+    terms = query_terms(text)
+    term_set = set(terms)
+    scored: list[tuple[float, ChunkRow]] = []
+    for cid in ids:
+        row = rows.get(cid)
+        if row is None:  # deleted since the candidate lists were made
+            continue
+        if query.mode == "semantic":
+            score = dense_sim[cid]
+        else:
+            score = 0.0
+            if cid in dense_rank:
+                score += DENSE_WEIGHT / (RRF_K + dense_rank[cid])
+            if cid in lexical_rank:
+                score += LEXICAL_WEIGHT / (RRF_K + lexical_rank[cid])
+            score += _name_boost(term_set, row.symbol)
+        scored.append((score, row))
+    scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].start_line))
+    hits: list[Hit] = []
+    seen_text: set[int] = set()
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for score, row in scored:
+        digest = hash(row.text)
+        if digest in seen_text:
+            continue
+        if any(s <= row.end_line and row.start_line <= e for s, e in spans.get(row.path, [])):
+            continue
+        seen_text.add(digest)
+        spans.setdefault(row.path, []).append((row.start_line, row.end_line))
+        hits.append(
+            Hit(
+                chunk_id=row.id, path=row.path, start_line=row.start_line, end_line=row.end_line,
+                score=round(score, 6), preview=_preview(row.text, terms), symbol=row.symbol,
+                kind=row.kind, language=row.language, dense_rank=dense_rank.get(row.id),
+                lexical_rank=lexical_rank.get(row.id),
+                end_character=_utf16_len(row.text.rsplit("\n", 1)[-1]),
+            )
+        )
+        if len(hits) == query.limit:
+            break
+    return hits
+
+
+def similar(
+    engine: Engine,
+    path: str,
+    start_line: int,
+    end_line: int,
+    *,
+    limit: int = 20,
+    selected_text: str | None = None,
+) -> SearchResponse:
+    """Code like the given lines: the chunks nearest to them, the selection itself excluded."""
+    response = SearchResponse()
+    db = engine.db
+    if db is None:
+        return response
+    if not engine.dense_available():
+        response.lexical_only = True
+        response.notes.append(engine.model_error or "embeddings are not ready yet")
+        return response
+    conn = db.reader()
+    row = db.file_by_path(path, conn)
+    own = db.chunks_of_file(row.id, conn) if row else []
+    inside = [c for c in own if c.start_line <= end_line and start_line <= c.end_line]
+    encoder = engine.encoder()
+    assert encoder is not None
+    if selected_text and selected_text.strip():
+        qvec = encoder.embed_documents([f"{path}\n{selected_text}"])[0]
+    elif inside:
+        _, vecs = db.vectors_for([c.id for c in inside], conn)
+        if len(vecs) == 0:
+            qvec = encoder.embed_documents([f"{path}\n" + "\n".join(c.text for c in inside)])[0]
+        else:
+            qvec = vecs.mean(axis=0)
+            qvec /= max(float(np.linalg.norm(qvec)), 1e-9)
+    else:
+        return response
+    exclude = frozenset(c.id for c in inside)
+    dense = _dense(engine, conn, qvec, None, max(limit * 3, 30), exclude)
+    # The selection's own lines never come back, whatever chunk they sit in.
+    rows = db.chunks_by_id([cid for cid, _ in dense], conn)
+    dense = [
+        (cid, s) for cid, s in dense
+        if cid in rows and not (rows[cid].path == path and rows[cid].start_line <= end_line
+                                and start_line <= rows[cid].end_line)
+    ]
+    q = SearchQuery(text="", limit=limit, mode="semantic")
+    response.hits = fuse(engine, conn, q, "", dense, [])
+    return response
+

@@ -1,0 +1,264 @@
+"""The engine end to end on a real workspace with the real model: index, search, stay current."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kenning.config import Config
+from kenning.engine import Engine
+from kenning.indexer import embed_pending, index_all, scan
+from kenning.search import SearchError, SearchQuery, search, similar
+from kenning.store.lock import LockHeld
+from kenning.symbols import SymbolSearch
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    from kenning.embedding import Encoder
+
+    return Encoder.load()
+
+
+def open_engine(root: Path, encoder, **config) -> Engine:
+    return Engine(root, Config(**config), encoder_factory=lambda _c: encoder).open()
+
+
+def paths(response) -> list[str]:
+    return [h.path for h in response.hits]
+
+
+def test_index_and_search_by_description(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        scan_report, embed_report = index_all(engine)
+        assert scan_report.files_changed == 5
+        assert embed_report.embedded > 0
+        st = engine.status()
+        assert st.files == 5 and st.pending == 0 and st.embedded == st.chunks
+
+        hits = search(engine, SearchQuery("retry a failed upload after waiting")).hits
+        assert hits[0].path == "uploads.py"
+        top = hits[0]
+        assert top.dense_rank is not None
+        assert 1 <= top.start_line <= top.end_line
+
+        hits = search(engine, SearchQuery("parseHttpHeader")).hits
+        assert hits[0].path == "web/headers.js" and hits[0].symbol == "parseHttpHeader"
+        assert hits[0].lexical_rank == 1
+
+        hits = search(engine, SearchQuery("area of a circle", mode="semantic")).hits
+        assert hits[0].symbol == "circle_area"
+        assert all(h.lexical_rank is None for h in hits)
+
+        hits = search(engine, SearchQuery("installer shell", mode="lexical")).hits
+        assert hits[0].path == "docs/guide.md" and hits[0].dense_rank is None
+
+
+def test_lines_are_exact(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        hit = search(engine, SearchQuery("circle_area", mode="lexical")).hits[0]
+        lines = (workspace / hit.path).read_text().split("\n")
+        assert lines[hit.start_line - 1].startswith("def circle_area")
+        assert "return math.pi" in lines[hit.end_line - 1]
+
+
+def test_filters_apply_before_ranking(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        q = "retry failed uploads"
+        assert set(paths(search(engine, SearchQuery(q, languages=("javascript",))))) == {
+            "web/headers.js"}
+        assert set(paths(search(engine, SearchQuery(q, paths=("docs/**",))))) == {"docs/guide.md"}
+        assert set(paths(search(engine, SearchQuery(q, extensions=("go",))))) == {"server/db.go"}
+        both = search(engine, SearchQuery(q, paths=("web/**", "server/**")))
+        assert set(paths(both)) == {"web/headers.js", "server/db.go"}
+        none = search(engine, SearchQuery(q, languages=("python",), extensions=("go",)))
+        assert none.hits == [] and "no indexed file matches" in none.notes[0]
+        with pytest.raises(SearchError, match="unknown language 'klingon'"):
+            search(engine, SearchQuery(q, languages=("klingon",)))
+
+
+def test_incremental_add_change_delete(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        unchanged = scan(engine)
+        assert unchanged.files_changed == 0 and unchanged.files_unchanged == 5
+
+        (workspace / "geometry.py").write_text(
+            "def triangle_perimeter(a, b, c):\n    return a + b + c\n"
+        )
+        (workspace / "new.py").write_text("def zebra_stripes_counter():\n    return 42\n")
+        (workspace / "server" / "db.go").unlink()
+        report = scan(engine)
+        assert (report.files_changed, report.files_deleted) == (2, 1)
+        embedded = embed_pending(engine)
+        assert embedded.embedded == 2  # only the two new chunks' text is new
+
+        assert paths(search(engine, SearchQuery("zebra_stripes_counter")))[0] == "new.py"
+        assert "geometry.py" in paths(search(engine, SearchQuery("triangle perimeter")))
+        everything = search(engine, SearchQuery("database connection", limit=50))
+        assert "server/db.go" not in paths(everything)
+        assert not search(engine, SearchQuery("circle_area", mode="lexical")).hits
+        names = [h.symbol.name for h in SymbolSearch(engine).find("OpenDatabase", 10)]
+        assert "OpenDatabase" not in names
+
+
+def test_edit_reembeds_only_changed_chunks(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        path = workspace / "uploads.py"
+        text = path.read_text()
+        path.write_text(text.replace("status >= 500", "status >= 500 or status == 429"))
+        scan(engine)
+        report = embed_pending(engine)
+        assert report.embedded == 1
+
+
+def test_restart_reuses_everything(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        chunks = engine.status().chunks
+    with open_engine(workspace, encoder) as engine:
+        scan_report, embed_report = index_all(engine)
+        assert scan_report.files_changed == 0
+        assert embed_report.embedded == 0
+        assert len(engine.vectors) == chunks
+        assert search(engine, SearchQuery("circle area")).hits
+
+
+def test_corrupt_vector_file_is_rebuilt(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        store = engine.store_dir
+    (vec,) = store.glob("vectors.*.usearch")
+    data = bytearray(vec.read_bytes())
+    for i in range(100, len(data), 50):
+        data[i] ^= 0xFF
+    vec.write_bytes(bytes(data))
+    with open_engine(workspace, encoder) as engine:
+        assert engine.vectors is None  # rejected before usearch ever saw it
+        _, embed_report = index_all(engine)
+        assert embed_report.embedded == 0  # rebuilt from stored vectors, not re-embedded
+        assert search(engine, SearchQuery("area of a circle", mode="semantic")).hits[0].symbol == (
+            "circle_area")
+
+
+def test_corrupt_database_is_moved_aside_and_rebuilt(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        db_path = engine.store_dir / "kenning.sqlite3"
+    with open(db_path, "r+b") as f:
+        f.seek(0)
+        f.write(b"this is not a database" * 200)
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        assert engine.status().files == 5
+        assert list(engine.store_dir.glob("kenning.sqlite3.corrupt-*"))
+        assert search(engine, SearchQuery("parseHttpHeader")).hits
+
+
+def test_model_change_rebuilds_vectors(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        db = engine.db
+        assert db is not None
+        with db.transaction() as conn:
+            db.set_meta(conn, "model_id", "some-other-model:384")
+    with open_engine(workspace, encoder) as engine:
+        _, report = index_all(engine)
+        assert report.embedded == engine.status().chunks  # nothing of the old model is reused
+        assert engine.db is not None and engine.db.get_meta("model_id") == encoder.model_id
+
+
+def test_vectors_reconciled_after_unsaved_changes(workspace: Path, encoder) -> None:
+    """A kill after SQLite committed but before the graph was saved: restart repairs the graph."""
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+    engine = open_engine(workspace, encoder)
+    (workspace / "late.py").write_text("def quokka_habitat_map():\n    return {}\n")
+    scan(engine)
+    embed_pending(engine)
+    # Simulate the kill: drop the in-memory graph without saving it.
+    engine.vectors = None
+    assert engine.db is not None
+    engine.db.close()
+    engine._lock.release()
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        assert engine.vectors is not None
+        live = set(engine.db.embedded_chunk_ids().tolist())  # type: ignore[union-attr]
+        assert set(engine.vectors.keys().tolist()) == live
+        assert search(engine, SearchQuery("quokka habitat", mode="semantic")).hits[0].path == (
+            "late.py")
+
+
+def test_second_writer_is_refused_and_reader_works(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as writer:
+        index_all(writer)
+        with pytest.raises(LockHeld, match="being written by pid"):
+            Engine(workspace, Config(), read_only=False).open()
+        reader = Engine(workspace, Config(), encoder_factory=lambda _c: encoder).open()
+        try:
+            assert reader.read_only
+            assert search(reader, SearchQuery("parseHttpHeader")).hits[0].path == "web/headers.js"
+        finally:
+            reader.close()
+
+
+def test_store_is_private_and_ignored(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine, embed=False)
+        mode = os.stat(engine.store_dir).st_mode & 0o777
+        assert mode == 0o700
+        assert (engine.store_dir / ".gitignore").read_text().strip().endswith("*")
+        with sqlite3.connect(engine.store_dir / "kenning.sqlite3") as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_lexical_works_before_embedding(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine, embed=False)
+        response = search(engine, SearchQuery("parseHttpHeader"))
+        assert response.lexical_only
+        assert response.hits[0].path == "web/headers.js"
+
+
+def test_similar_excludes_the_selection(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        response = similar(engine, "geometry.py", 4, 5, limit=5)
+        assert response.hits
+        assert all(not (h.path == "geometry.py" and h.start_line <= 5 and h.end_line >= 4)
+                   for h in response.hits)
+
+
+def test_symbols_fuzzy(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine, embed=False)
+        finder = SymbolSearch(engine)
+        assert finder.find("urp", 5)[0].symbol.name == "UploadRetryPolicy"
+        retry = [h.symbol for h in finder.find("should_retry", 5)]
+        assert retry[0].container == "UploadRetryPolicy" and retry[0].kind == "method"
+
+
+def test_dedupes_identical_text(workspace: Path, encoder) -> None:
+    (workspace / "copy").mkdir()
+    (workspace / "copy" / "geometry.py").write_text((workspace / "geometry.py").read_text())
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        hits = search(engine, SearchQuery("circle area radius", limit=10)).hits
+        texts = [(h.symbol, h.preview) for h in hits]
+        assert len(texts) == len(set(texts))
+
+
+def test_vector_file_keys_match_chunks(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        assert engine.vectors is not None and engine.db is not None
+        keys = np.sort(engine.vectors.keys())
+        assert np.array_equal(keys, np.sort(engine.db.embedded_chunk_ids()))
