@@ -43,7 +43,8 @@ local started = vim.uv.hrtime()
 --- Prints `label` with the seconds since the spec started (shown when a spec fails).
 ---@param label string
 function H.step(label)
-  print(('[%6.2fs] %s'):format((vim.uv.hrtime() - started) / 1e9, label))
+  io.stdout:write(('[%6.2fs] %s\n'):format((vim.uv.hrtime() - started) / 1e9, label))
+  io.stdout:flush()
 end
 
 --- Checked by every wait: a message when waiting further is pointless (the server exited).

@@ -49,10 +49,12 @@ end
 ---@return vim.quickfix.entry[]
 local function quickfix_search(ex, title)
   vim.fn.setqflist({}, 'r', { title = 'pending', items = {} })
+  local before = #notes
   vim.cmd(ex)
   H.wait_for(ex .. ' to fill the quickfix list', function()
-    return vim.fn.getqflist({ title = 0 }).title == title
+    return #notes > before or vim.fn.getqflist({ title = 0 }).title == title
   end, 30000)
+  H.check(#notes == before, ex .. ': a notification instead of results', notes[#notes])
   local items = vim.fn.getqflist()
   H.check(#items > 0, ex .. ': empty quickfix list')
   return items
@@ -95,7 +97,13 @@ H.step('progress checked')
 -- :KenningSearch! → quickfix list, best first.
 local items = quickfix_search('KenningSearch! parseHttpHeader', 'kenning: parseHttpHeader')
 H.check(ends_with(qf_file(items[1]), 'web/headers.js'), 'headers.js is not first', vim.tbl_map(qf_file, items))
-H.check(items[1].lnum <= 2 and items[1].text:find('parseHttpHeader', 1, true), 'first item', items[1])
+local hit = items[1].user_data ---@type kenning.Hit
+H.eq(
+  { items[1].lnum, items[1].end_lnum },
+  { hit.range.start.line + 1, hit.range['end'].line + 1 },
+  'qf lines (1-based)'
+)
+H.check(items[1].lnum <= 2 and items[1].text:find('^parseHttpHeader — '), 'first item', items[1])
 H.check(vim.fn.getqflist({ winid = 0 }).winid ~= 0, 'the quickfix window is not open')
 
 -- Inline filters reach the server: only Python files, then only files under web/.
@@ -150,7 +158,11 @@ end, 30000)
 local first = picked.items[1]
 H.eq(picked.opts.prompt, 'kenning: parseHttpHeader', 'picker prompt')
 local label = picked.opts.format_item(first)
-H.check(label:find('^parseHttpHeader — web/headers%.js:%d+  %S'), 'picker label', label)
+H.check(
+  label:find(('^parseHttpHeader — web/headers%%.js:%d  %%S'):format(first.range.start.line + 1)),
+  'label',
+  label
+)
 H.check(
   ends_with(vim.api.nvim_buf_get_name(0), 'web/headers.js'),
   'did not jump to headers.js',
@@ -206,4 +218,4 @@ H.wait_for('the client to stop', function()
   return #vim.lsp.get_clients() == 0
 end, 20000)
 H.step('stopped')
-print('ok')
+io.stdout:write('ok\n')

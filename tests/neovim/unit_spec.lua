@@ -170,4 +170,4 @@ H.eq(vim.lsp.config.kenning.cmd, { 'python3', '-m', 'kenning', 'serve' }, 'cmd a
 H.eq(vim.lsp.config.kenning.init_options.maxResults, 50, 'init_options override')
 H.eq(vim.lsp.config.kenning.init_options.symbolLimit, 200, 'other defaults kept')
 
-print('ok')
+io.stdout:write('ok\n')
