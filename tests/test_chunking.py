@@ -805,6 +805,23 @@ def test_markdown_never_ends_a_chunk_on_a_heading() -> None:
         assert not chunk.text.split("\n")[-1].startswith("#"), chunk
 
 
+def test_markdown_heading_keeps_its_paragraph_but_not_at_the_cost_of_a_fence() -> None:
+    prose = "\n".join(f"Sentence number {i} of the paragraph." for i in range(4))
+    fence = "```\n" + "\n".join(f"call_{i}()" for i in range(10, 24)) + "\n```"
+    budget = 150
+    assert len(prose) <= budget < len("# Intro\n\n" + prose)
+    assert len(fence) <= budget < len("# Code\n\n" + fence)
+    text = f"# Intro\n\n{prose}\n\n# Code\n\n{fence}\n"
+    result = chunked(text, "markdown", max_chars=budget)
+    # The paragraph fits alone but not after its heading: it is cut, the heading stays with it.
+    assert result.chunks[0].text.startswith("# Intro\n\nSentence number 0")
+    # The fence fits alone but not after its heading: it stays whole, the heading is alone
+    # (and repeated in the fence chunk's header).
+    code_heading, code = result.chunks[-2:]
+    assert code_heading.text == "# Code"
+    assert code.text == fence and code.header == "# Code"
+
+
 def test_markdown_oversize_fence_is_cut_at_blank_lines_as_a_last_resort() -> None:
     code = "\n\n".join(f"step_{i}()\nmore_{i}()" for i in range(20))
     text = f"# Code\n\n```python\n{code}\n```\n"

@@ -10,9 +10,12 @@ Blocks are packed into chunks:
 * A heading starts a new chunk, unless the chunk so far is only headings, or the heading is a
   deeper subsection that fits whole into the current chunk (a section that fits the budget is
   one chunk with its subsections).
-* A chunk never ends on a heading: a heading is always followed by content in its chunk (the
-  only exceptions are a heading that is the last thing in the file, and a heading followed by a
-  single line longer than the whole budget).
+* A chunk never ends on a heading: a heading is always followed by content in its chunk, a
+  paragraph being cut if it does not fit after its heading. The exceptions: a heading that is
+  the last thing in the file; a heading followed by a single line longer than the budget; and
+  a heading followed by a fenced block, table or list that fits the budget alone but not with
+  the heading — the block stays whole, the heading is left alone (and is also in the block's
+  ``header``).
 * A block is never cut while it fits the budget. A block longer than the budget is cut at line
   boundaries as a last resort, at the best places its kind offers: fenced code and front matter
   at blank lines, lists between items, tables between rows, quotes at ``>`` blank lines,
@@ -42,6 +45,9 @@ _QUOTE = re.compile(r" {0,3}>")
 _TABLE_DELIMITER = re.compile(r" {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 _HTML = re.compile(r" {0,3}<(?:[A-Za-z][A-Za-z0-9-]*[\s/>]|[A-Za-z][A-Za-z0-9-]*$|!--|/[A-Za-z])")
 _SENTENCE_END = re.compile(r"[.!?:;][\"')\]*_]*\s*$")
+# Blocks that may be cut (at line boundaries) to keep a heading together with its first
+# lines; code, tables and lists are only cut when they exceed the budget on their own.
+_PROSE = frozenset({"paragraph", "quote", "html"})
 # Front matter longer than this is not front matter but a document that starts with a rule.
 _MAX_FRONT_MATTER = 500
 
@@ -273,10 +279,16 @@ def _units(index: LineIndex, blocks: list[Block], budget: int) -> list[_Unit]:
             if run_start is None:
                 run_start = block.start
             continue
-        if index.size(block.start, block.end) <= budget:
+        fits = index.size(block.start, block.end) <= budget
+        if fits and (
+            run_start is None
+            or block.kind not in _PROSE
+            or index.size(run_start, block.end) <= budget
+        ):
             units.append(_Unit(block.start, block.end, 0, ""))
         else:
-            # The first piece leaves room for the headings that will be glued in front of it.
+            # Too big, or prose that does not fit after its headings: cut, the first piece
+            # leaving room for the headings that will be glued in front of it.
             first = None
             if run_start is not None:
                 first = budget - index.size(run_start, block.start - 1) - 1
