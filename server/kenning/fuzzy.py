@@ -345,7 +345,7 @@ def _line_starts(codes: _Codes) -> NDArray[np.intp]:
 
 
 class _Blob:
-    """Newline-joined lines (display order) and the offset of the ``"\n"`` before each line."""
+    """Newline-joined lines (display order) and the offset of the newline before each line."""
 
     __slots__ = ("starts", "text")
 

@@ -358,12 +358,13 @@ def _from_git(root: str, names: list[str], rules: _Rules, max_file_size: int) ->
     files: list[FileEntry] = []
     skipped: dict[str, SkipReason] = {}
     seen: set[str] = set()
+    prefix = root if root.endswith("/") else root + "/"
     for name in names:
         rel = name.rstrip("/")  # a nested repository is listed as "dir/"
         if not rel or rel in seen or rules.path_excluded(rel):
             continue
         seen.add(rel)  # unmerged paths appear once per stage without --deduplicate
-        abs_path = os.path.join(root, rel)
+        abs_path = prefix + rel
         try:
             st = os.lstat(abs_path)
         except FileNotFoundError:
