@@ -53,6 +53,7 @@ class ScanReport:
     files_unchanged: int = 0
     files_deleted: int = 0
     files_skipped: int = 0
+    files_written: int = 0  # rows written for skipped files (new or changed reason)
     chunks_added: int = 0
     chunks_removed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
@@ -161,13 +162,19 @@ def scan(
                 if (i % SCAN_BATCH_FILES == 0
                         or time.monotonic() - batch_started > SCAN_BATCH_SECONDS):
                     break
-        engine.bump_generation()
+        if _changed(report):
+            engine.bump_generation()  # caches (symbols, filters) rebuild only after real changes
         if progress is not None:
             progress(IndexProgress("scanning", files_done=done, files_total=total))
     _apply_to_vectors(engine, removed_ids, added_ids)
-    engine.bump_generation()
+    if _changed(report):
+        engine.bump_generation()
     report.seconds = time.monotonic() - started
     return report
+
+
+def _changed(report: ScanReport) -> bool:
+    return bool(report.files_changed or report.files_deleted or report.files_written)
 
 
 def _entries_for(
@@ -203,14 +210,17 @@ def _record_skip(
     db = engine.db
     assert db is not None
     row = known.get(rel)
+    report.files_skipped += 1
+    report.skipped[reason] = report.skipped.get(reason, 0) + 1
+    if row is not None and row.skip_reason == reason and row.size == size:
+        return  # already recorded: an unchanged scan writes nothing
     if row is not None and row.skip_reason is None:
         removed_ids.extend(db.delete_files(conn, [row.id]))
     db.upsert_file(
         conn, path=rel, size=size, mtime_ns=mtime_ns, content_hash=None,
         language=language_for_path(rel), skip_reason=reason, line_count=0,
     )
-    report.files_skipped += 1
-    report.skipped[reason] = report.skipped.get(reason, 0) + 1
+    report.files_written += 1
 
 
 def _index_file(
