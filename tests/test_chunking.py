@@ -886,6 +886,12 @@ def test_pathological_input_is_fast() -> None:
     assert [c.kind for c in result.chunks] == ["window"]
     deep = "x = " + "(" * 5000 + ")" * 5000 + "\n"
     chunked(deep, "python")
+    # Thousands of nested definitions (generated code) must stay linear, not quadratic.
+    nested = "function f() {\n" * 5000 + "}\n" * 5000
+    started = time.perf_counter()
+    result = chunked(nested, "javascript")
+    assert time.perf_counter() - started < 2.0
+    assert len(result.symbols) == 5000
 
 
 def test_threads_share_grammars_safely() -> None:

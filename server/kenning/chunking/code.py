@@ -39,6 +39,8 @@ from kenning.chunking.model import Symbol
 
 # Containers nested deeper than this are windowed instead of recursed into (generated code).
 _MAX_NESTING = 48
+# How deep below the definition being windowed statements still count as cut points.
+_MAX_STATEMENT_DEPTH = 48
 # Longest signature kept in a header line; longer ones are cut with "…" (headers are prepended
 # to the embedded text and compete with the code for the model's 256 tokens).
 _MAX_SIGNATURE = 120
@@ -201,7 +203,13 @@ class CodeChunker:
             parent = scopes[-1] if scopes else None
             path = parent.path if parent is not None else ()
             rule = rules[key]
-            span = self._span_node(node)
+            # tree-sitter finds a node's parent and siblings by walking down from the root, so
+            # growing spans costs O(depth); in generated code nesting definitions thousands
+            # deep that turns quadratic. So deep definitions keep their bare span and are
+            # symbols only (their chunks are windows of an enclosing definition anyway), and
+            # stop qualifying containers further (their names would grow quadratically too).
+            deep = len(scopes) >= _MAX_NESTING
+            span = node if deep else self._span_node(node)
             span_start, span_end = span.start_point.row + 1, _end_line(span)
 
             first: tuple[str, tuple[str, ...], str] | None = None
@@ -230,9 +238,9 @@ class CodeChunker:
 
             name, qualifier, kind = first if first is not None else (None, (), rule.kind)
             own_path = path + qualifier + (tuple(name.split("::")) if name else ())
-            if rule.scope:
+            if rule.scope and not deep:
                 scopes.append(_Scope(end_byte, own_path, kind, name))
-            if rule.chunk:
+            if rule.chunk and not deep:
                 first_line = self._first_line(span)
                 if span_end > first_line:  # one-liners stay in the windows around them
                     self.units.append(
@@ -300,13 +308,16 @@ class CodeChunker:
         line = self.index.line(start_node.start_point.row + 1)
         return line[: len(line) - len(line.lstrip())] + signature
 
-    def _statement_bonus(self, start: int, end: int) -> dict[int, int]:
+    def _statement_bonus(self, start: int, end: int, within: ts.Node) -> dict[int, int]:
         """Cut bonus per line that starts a statement: 4 at the range's shallowest indent."""
         cursor = ts.QueryCursor(self.compiled.blocks)
         cursor.set_point_range((start - 1, 0), (end, 0))
+        # Statements nested deeper than this are poor cut points anyway, and the wildcard
+        # pattern is slow to match in pathologically deep trees without a bound.
+        cursor.set_max_start_depth(_MAX_STATEMENT_DEPTH)
         indents: dict[int, int] = {}
         lines = self.index.lines
-        for node in cursor.captures(self.root).get("s", ()):
+        for node in cursor.captures(within).get("s", ()):
             line = node.start_point.row + 1
             if line <= start or line > end or line in indents or not self._starts_line(node):
                 continue
@@ -323,7 +334,11 @@ class CodeChunker:
         self, start: int, end: int, owner: _Unit | None, headers: tuple[str, ...]
     ) -> None:
         index = self.index
-        bonus = self._statement_bonus(start, end) if index.size(start, end) > self.budget else {}
+        bonus: dict[int, int] = {}
+        if index.size(start, end) > self.budget:
+            bonus = self._statement_bonus(
+                start, end, owner.span_node if owner is not None else self.root
+            )
         signature: str | None = None
         for first, last in pack_windows(index, start, end, self.budget, bonus):
             if owner is None:
