@@ -103,7 +103,7 @@ PYTHON = src(
     """Module docstring."""
     import os
 
-    MAX_SIZE = 10
+    MAX_SIZE = MIN_SIZE = 10
     lower = 1
 
 
@@ -134,6 +134,7 @@ def test_python_symbols() -> None:
     result = chunked(PYTHON, "python")
     assert symbols_of(result) == {
         ("MAX_SIZE", "constant", None),
+        ("MIN_SIZE", "constant", None),
         ("HTTPConnection", "class", None),
         ("request", "method", "HTTPConnection"),
         ("encode", "function", "HTTPConnection.request"),

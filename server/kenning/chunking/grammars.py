@@ -116,6 +116,17 @@ def c_declarator_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     return found
 
 
+def python_assigned_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """``A = B = 1`` assigns both names (the right side of the first is the second)."""
+    found: list[Name] = []
+    while node is not None and node.type == "assignment":
+        left = node.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            found.append((left, ()))
+        node = node.child_by_field_name("right")
+    return found
+
+
 def _base_type_name(node: ts.Node | None, src: bytes) -> str | None:
     """``*Foo`` / ``Foo[T]`` / ``Vec<T>`` / ``a::Foo`` / ``&'a Foo`` → ``Foo``."""
     for _ in range(16):
@@ -338,7 +349,7 @@ GRAMMARS: dict[str, Grammar] = {
         rules={
             "class": _CLASS,
             "function": _FUNC,
-            "constant": Rule("constant", names=names_in("left"), name_pattern=_UPPER),
+            "constant": Rule("constant", names=python_assigned_names, name_pattern=_UPPER),
         },
         blocks=("module", "block"),
         wrappers=frozenset({"decorated_definition"}),
