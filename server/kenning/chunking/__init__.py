@@ -48,7 +48,7 @@ _MAX_PARSE_CHARS = 2_000_000
 _LONG_LINE = 2_000
 _LONG_LINE_SHARE = 0.5
 
-_Row = tuple[int, int, str, "str | None", str]
+_Row = tuple[int, int, str, str | None, str]  # start, end, kind, symbol, header
 
 
 def _is_minified(index: LineIndex, total: int) -> bool:

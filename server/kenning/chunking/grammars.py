@@ -491,22 +491,25 @@ GRAMMARS: dict[str, Grammar] = {
     ),
 }
 
-_TS_COMMON = {
-    "definitions": _TS_DEFINITIONS,
-    "rules": _TS_RULES,
-    "blocks": _JS_BLOCKS,
-    "wrappers": frozenset({"export_statement", "expression_statement", "ambient_declaration"}),
-    "sole_wrappers": frozenset({"lexical_declaration", "variable_declaration"}),
-    "attached": frozenset({"comment", "decorator"}),
-}
-GRAMMARS["typescript"] = Grammar(
-    name="typescript", module="tree_sitter_typescript", loader="language_typescript",
-    **_TS_COMMON,  # type: ignore[arg-type]
-)
-GRAMMARS["tsx"] = Grammar(
-    name="tsx", module="tree_sitter_typescript", loader="language_tsx",
-    **_TS_COMMON,  # type: ignore[arg-type]
-)
+
+
+def _typescript(name: str, loader: str) -> Grammar:
+    """TypeScript and TSX: one wheel, two languages, the same tables."""
+    return Grammar(
+        name=name,
+        module="tree_sitter_typescript",
+        loader=loader,
+        definitions=_TS_DEFINITIONS,
+        rules=_TS_RULES,
+        blocks=_JS_BLOCKS,
+        wrappers=frozenset({"export_statement", "expression_statement", "ambient_declaration"}),
+        sole_wrappers=frozenset({"lexical_declaration", "variable_declaration"}),
+        attached=frozenset({"comment", "decorator"}),
+    )
+
+
+GRAMMARS["typescript"] = _typescript("typescript", "language_typescript")
+GRAMMARS["tsx"] = _typescript("tsx", "language_tsx")
 
 # Symbol kinds whose functions are methods.
 TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})

@@ -16,7 +16,8 @@ class Chunk:
     start_line: int  # 1-based, inclusive
     end_line: int  # 1-based, inclusive
     text: str  # exactly "\n".join(lines[start_line - 1 : end_line])
-    kind: str  # "function", "method", "class", ... ; "section" (Markdown); "window" (lines)
+    kind: str  # the definition's kind ("function", "method", "class", "struct", "impl", …);
+    # "section" for Markdown; "window" for lines outside any definition
     symbol: str | None  # qualified name of the own/enclosing definition, e.g. "A.run"
     header: str  # context not contained in `text` that locates it (enclosing signatures)
 
