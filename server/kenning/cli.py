@@ -315,7 +315,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level = logging.DEBUG
     elif not getattr(args, "quiet", False) and args.command == "index":
         level = logging.INFO
-    logging.basicConfig(level=level, format="kenning: %(message)s", stream=sys.stderr)
+    if args.command != "serve":  # the server sets up its own logging (stderr + the client)
+        logging.basicConfig(level=level, format="kenning: %(message)s", stream=sys.stderr)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         return int(args.func(args))

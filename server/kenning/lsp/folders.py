@@ -28,6 +28,9 @@ DEBOUNCE_S = 0.05
 # More changed paths than this in one batch: one incremental scan is cheaper than per-path work.
 FULL_SCAN_THRESHOLD = 256
 STATUS_INTERVAL_S = 1.0
+# Without file watching from the client (Neovim on Linux), changes made outside the editor (a
+# git checkout) are found by a quiet incremental scan this often: a stat per file, no writes.
+POLL_INTERVAL_S = 30.0
 
 
 class Reporter(Protocol):
@@ -75,6 +78,7 @@ class FolderIndex:
                                         daemon=True)
         self._last_status = 0.0
         self._last_state = ""
+        self.poll_interval: float | None = None
 
     # -- control (any thread) ----------------------------------------------------------------
 
@@ -161,7 +165,8 @@ class FolderIndex:
     def _next_job(self) -> _Job | None:
         with self._cond:
             while not (self._stop or self._full or self._dirty):
-                self._cond.wait()
+                if not self._cond.wait(self.poll_interval) and self.poll_interval:
+                    self._full = True  # a quiet poll: no progress UI
             if self._stop:
                 return None
         time.sleep(DEBOUNCE_S)  # let the rest of a burst arrive

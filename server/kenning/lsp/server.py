@@ -28,7 +28,7 @@ from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
 from kenning import __version__
 from kenning.lsp import protocol as P
-from kenning.lsp.folders import FolderIndex
+from kenning.lsp.folders import POLL_INTERVAL_S, FolderIndex
 from kenning.lsp.options import Options, parse_options
 from kenning.search import SearchCancelled, SearchError, SearchResponse, search, similar
 from kenning.workspace import path_to_uri, resolve_inside, uri_to_path
@@ -131,6 +131,7 @@ class KenningServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.client_caps: T.ClientCapabilities | None = None
         self.parent_pid: int | None = None
+        self.poll_interval: float | None = None  # set when the client cannot watch files
         self._log_handler = _LspLogHandler(self)
         self._log_handler.setFormatter(logging.Formatter("%(message)s"))
 
@@ -168,6 +169,7 @@ class KenningServer(LanguageServer):
             folder = FolderIndex(uri, root, self.options.config_for(root, several_folders=several),
                                  _Reporter(self))
             self.folders[uri] = folder
+        folder.poll_interval = self.poll_interval
         folder.start(index_now=self.options.index_on_startup)
         log.info("workspace folder %s: index at %s", root, folder.engine.store_dir)
 
@@ -298,9 +300,10 @@ async def on_initialized(ls: KenningServer, params: T.InitializedParams) -> None
     uris = [f.uri for f in folders]
     if not uris and ls.workspace.root_uri:
         uris = [ls.workspace.root_uri]
+    watch = caps and caps.workspace and caps.workspace.did_change_watched_files
+    ls.poll_interval = None if watch and watch.dynamic_registration else POLL_INTERVAL_S
     for uri in uris:
         ls.add_folder(uri, several=len(uris) > 1)
-    watch = caps and caps.workspace and caps.workspace.did_change_watched_files
     if watch and watch.dynamic_registration:
         try:
             await ls.client_register_capability_async(T.RegistrationParams(registrations=[
@@ -584,9 +587,31 @@ def cmd_status(ls: KenningServer, *args: Any) -> list[dict[str, Any]]:
     return out
 
 
+class _AnsweredElsewhere(logging.Filter):
+    """Drop pygls' tracebacks for requests kenning has already answered with -32602."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, JsonRpcInvalidParams):
+            return False
+        return not record.getMessage().startswith("Unable to deserialize message")
+
+
+def _configure_stderr_logging() -> None:
+    # Editors show stderr as errors (Neovim logs every line as [ERROR]): only warnings and worse
+    # go there; everything else reaches the client through window/logMessage.
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("kenning: %(levelname)s %(message)s"))
+    handler.addFilter(_AnsweredElsewhere())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+
+
 def run(tcp: str | None = None) -> int:
     """Serve over stdio (or TCP) until the client says exit or goes away."""
-    logging.basicConfig(level=logging.WARNING, format="kenning: %(levelname)s %(message)s")
+    _configure_stderr_logging()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         if tcp:
