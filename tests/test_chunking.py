@@ -175,24 +175,24 @@ def test_python_big_class_is_split_into_header_part_and_members() -> None:
 
 
 def test_long_function_is_split_into_windows_with_the_signature_as_header() -> None:
-    body = "\n".join(
-        f"        value_{i} = compute_something(value_{i - 1}, option={i})\n"
-        + ("\n" if i % 4 == 3 else "")
-        for i in range(1, 40)
-    )
-    text = f"class A:\n    def big(self, x):\n{body}\n        return value_39\n"
+    groups = [
+        "\n".join(f"        v{g}_{i} = compute(v{g}_{i - 1}, option={i})" for i in range(1, 5))
+        for g in range(12)
+    ]
+    text = "class A:\n    def big(self, x):\n" + "\n\n".join(groups) + "\n        return x\n"
+    lines = text.split("\n")
     result = chunked(text, "python", max_chars=400)
     parts = [c for c in result.chunks if c.symbol == "A.big"]
     assert len(parts) >= 4
     assert all(c.kind == "method" for c in parts)
-    assert parts[0].start_line == 1 or parts[0].text.lstrip().startswith("def big")
-    first_with_def = next(c for c in parts if "def big" in c.text)
-    assert first_with_def.header in ("", "class A:")
+    # The first part shows the signature itself; the others carry it in their header.
+    assert parts[0].start_line == 2 and parts[0].header == "class A:"
     for part in parts[1:]:
         assert part.header == "class A:\n    def big(self, x):"
-    # Cut at the blank lines between statement groups, not mid-group.
+    # Cuts fall on the blank lines between statement groups, never inside a group.
     for part in parts[:-1]:
-        assert text.split("\n")[part.end_line].strip() == ""
+        assert lines[part.end_line].strip() == ""
+    assert result.chunks[0].text == "class A:"  # the class's header part
 
 
 def test_module_level_code_is_packed_into_windows_not_one_chunk_per_line() -> None:

@@ -36,10 +36,10 @@ log = logging.getLogger(__name__)
 # Chosen by measurement: chunking the CPython 3.11 standard library (734 non-test .py files,
 # 328k lines) and counting all-MiniLM-L6-v2 WordPiece tokens of what the indexer embeds
 # ("path\nheader\ntext"), the share of chunks within the model's 256 tokens is 97.6 % at 700,
-# 93.8 % at 800, 90.0 % at 900 and 86.6 % at 1000 characters. 800 leaves a margin for denser
+# 93.7 % at 800, 89.8 % at 900 and 86.3 % at 1000 characters. 800 leaves a margin for denser
 # code (JavaScript: 91.3 %, LLVM's C++ headers: 89 %; C headers full of hex constants tokenize
 # at 2.8 characters per token against 3.5 for Python and reach only ~77 %) and keeps the mean
-# near 134 tokens, where the model is ~2.5x faster than at 256.
+# near 136 tokens, where the model is ~2.5x faster than at 256.
 DEFAULT_MAX_CHARS = 800
 
 # Beyond these a file is windowed without parsing: parse time grows with size, and a file whose

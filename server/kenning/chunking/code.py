@@ -366,9 +366,9 @@ class CodeChunker:
         can take it within the budget: closing brackets (``}``, ``#endif``) join the chunk
         before; a line that opens what follows (``class A:`` before its first method,
         ``if TYPE_CHECKING:``, ``extern "C" {``) or a comment banner joins the next
-        definition; anything else (``__radd__ = __add__``) joins the chunk right above it
-        when no blank line separates them. Imports and constants between blank lines stay
-        windows of their own.
+        definition; anything else (``__radd__ = __add__``) joins the chunk above it — inside
+        a class always, at the top level only when no blank line separates them (imports and
+        constants between blank lines stay windows of their own).
         """
         index = self.index
         span = index.trim(start, end)
@@ -390,7 +390,11 @@ class CodeChunker:
                 and self._introduces(start, end)
             ):
                 return start
-            if back_fits and previous is not None and previous.end == start - 1:
+            # Inside a class the crumb is about the class anyway (`forget = pack_forget`
+            # after `def pack_forget`); at the top level only when nothing separates them.
+            if back_fits and previous is not None and (
+                owner is not None or previous.end == start - 1
+            ):
                 previous.end = end
                 return None
         self._emit_windows(start, end, owner, headers)

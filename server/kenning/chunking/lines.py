@@ -21,6 +21,8 @@ from itertools import accumulate
 BLANK_BONUS = 4
 # How much a window that strays from the even target size loses, per target-size of deviation.
 _SIZE_WEIGHT = 5.0
+# ... and a window under a quarter of the target this much more: only when nothing else fits.
+_CRUMB_PENALTY = 8.0
 _NO_BONUS: Mapping[int, int] = {}
 
 
@@ -123,9 +125,12 @@ def pack_windows(
         target = max(1.0, min(cap, remaining / parts))
         best_cut, best_value = fit + 1, float("-inf")
         for cut in range(s + 1, fit + 2):  # window = s .. cut-1
-            value = bonus.get(cut, 0) - _SIZE_WEIGHT * abs(index.size(s, cut - 1) - target) / target
+            size = index.size(s, cut - 1)
+            value = bonus.get(cut, 0) - _SIZE_WEIGHT * abs(size - target) / target
             if blank[cut - 1] or blank[cut - 2]:
                 value += BLANK_BONUS
+            if size < target / 4:
+                value -= _CRUMB_PENALTY  # a banner comment alone is a poor window
             if value >= best_value:  # ties go to the later cut: fuller windows
                 best_cut, best_value = cut, value
         span = index.trim(s, best_cut - 1)
