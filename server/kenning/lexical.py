@@ -26,9 +26,25 @@ def split_identifiers(text: str) -> str:
     """The camelCase parts of every mixed-case word in ``text``, space-joined (for FTS)."""
     out: list[str] = []
     for word in _WORD.findall(text):
-        if _HAS_INNER_CAPITAL.search(word):
-            out.extend(identifier_parts(word))
+        # Most words of code are all lower case: skip them with one C call before the regex
+        # (a third of the indexer's identifier-splitting time on the standard library).
+        if not word.islower() and _HAS_INNER_CAPITAL.search(word):
+            out.extend(_parts_cached(word))
     return " ".join(out)
+
+
+_PARTS_CACHE: dict[str, list[str]] = {}
+_PARTS_CACHE_MAX = 50_000
+
+
+def _parts_cached(word: str) -> list[str]:
+    """``identifier_parts`` memoised: the same identifiers recur in every chunk of a project."""
+    parts = _PARTS_CACHE.get(word)
+    if parts is None:
+        if len(_PARTS_CACHE) >= _PARTS_CACHE_MAX:
+            _PARTS_CACHE.clear()
+        parts = _PARTS_CACHE[word] = identifier_parts(word)
+    return parts
 
 
 def name_parts(name: str) -> list[str]:
