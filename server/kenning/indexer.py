@@ -311,13 +311,18 @@ def embed_pending(
     done_before = counts["embedded"]
     last_save = time.monotonic()
     done = 0
+    after_id = 0
     while True:
         if should_stop is not None and should_stop():
             report.cancelled = True
             break
-        rows = db.pending_chunks(EMBED_BATCH)
+        rows = db.pending_chunks(EMBED_BATCH, after_id=after_id)
         if not rows:
-            break
+            if after_id == 0:
+                break
+            after_id = 0  # one more pass from the start finds anything the walk left behind
+            continue
+        after_id = rows[-1][0]
         inputs: dict[bytes, str] = {}
         for _cid, key, path, header, text in rows:
             inputs.setdefault(key, embed_input(path, header, text))
