@@ -215,7 +215,7 @@ class RecordingSession:
 def varied_texts() -> list[str]:
     rng = np.random.default_rng(7)
     words = " ".join(CODE.values()).split()
-    texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 180, size=40)]
+    texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 90, size=22)]
     return [*texts, "", "x"]
 
 
@@ -343,7 +343,7 @@ def test_cancellation_between_batches(original: Encoder) -> None:
 
 
 def test_optimized_agrees_with_original(original: Encoder, optimized: Encoder) -> None:
-    texts = [*CODE.values(), *QUERIES.values(), *varied_texts()[:20]]
+    texts = [*CODE.values(), *QUERIES.values(), *varied_texts()[:12]]
     agreement = cosines(original.embed_documents(texts), optimized.embed_documents(texts))
     print(f"optimized vs original cosine: min {agreement.min():.4f} mean {agreement.mean():.4f}")
     assert agreement.mean() >= 0.98
@@ -382,8 +382,9 @@ def test_optimized_graph_is_cached(cache_root: Path, optimized: Encoder) -> None
 
 
 def test_corrupt_cached_graph_is_rebuilt(
-    fresh_cache: Path, optimized: Encoder, caplog: pytest.LogCaptureFixture
+    fresh_cache: Path, cache_root: Path, optimized: Encoder, caplog: pytest.LogCaptureFixture
 ) -> None:
+    shutil.copytree(cache_root / "models", fresh_cache / "models")  # a good cache, no build
     first = Encoder.load(variant="auto", threads=2)
     assert first.variant == "optimized"
     path = next((fresh_cache / "models").glob("*-optimized-v1.onnx"))
@@ -561,3 +562,21 @@ def test_bad_model_config_raises_model_error(
 def test_model_that_is_not_a_directory(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="not a directory"):
         resolve_model(tmp_path / "nowhere")
+
+
+# -- the throughput benchmark -----------------------------------------------------------------
+
+
+def test_throughput_bench_measures(original: Encoder) -> None:
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "bench" / "model_throughput.py"
+    spec = importlib.util.spec_from_file_location("kenning_bench_model_throughput", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)  # importing runs nothing
+    texts = bench.code_windows(original, 4, 32)
+    assert original.count_tokens(texts) == [32] * 4
+    result = bench.measure(original, texts, 2)
+    assert result["chunks"] == 4 and result["repeats"] == 2
+    assert result["chunks_per_s"] > 0 and result["variant"] == "original"

@@ -4,7 +4,8 @@ Owns :class:`Encoder` and :class:`EmbeddingCancelled`. Inputs are tokenized once
 length and cut into batches whose padded size (``batch x longest``) stays within a token
 budget, which bounds onnxruntime's working memory whatever the input mix (512 x 32 tokens
 once took the process to 4.7 GB); results come back in input order. The session may run
-the optimised graph (``graph.py``, cached by ``cache.py``) or the model as shipped.
+the optimised graph (``graph.py``, cached by ``cache.py``; one text per call, see
+``Encoder.max_batch``) or the model as shipped.
 
 Thread-safety: ``embed_documents``/``embed_query``/``count_tokens`` may be called from several
 threads at once. ``InferenceSession.run`` is thread-safe, and the two tokenizers are configured
