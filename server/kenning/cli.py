@@ -78,7 +78,7 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _root(args: argparse.Namespace) -> Path:
-    root = Path(getattr(args, "path", None) or args.root or ".").expanduser()
+    root = Path(getattr(args, "workspace", None) or args.root or ".").expanduser()
     if not root.is_dir():
         raise SystemExit(f"kenning: {root} is not a directory")
     return root.resolve()
@@ -276,7 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("index", parents=[common], help="index a workspace (incrementally)")
-    p.add_argument("path", nargs="?", help="the workspace root (default: --root or .)")
+    p.add_argument("workspace", nargs="?", metavar="PATH",
+                   help="the workspace root (default: --root or .)")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", parents=[common], help="search by description or identifiers")
