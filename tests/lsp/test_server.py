@@ -365,3 +365,50 @@ def test_commands_accept_empty_and_folder_arguments(workspace: Path, tmp_path: P
         assert after[workspace.as_uri()] == before[workspace.as_uri()]
     finally:
         assert server.close() == 0
+
+
+async def test_configuration_pulled_and_changed(client: LanguageClient, workspace: Path) -> None:
+    client.set_configuration({"maxResults": 2, "exclude": ["web/**"]}, section="kenning")
+    await start_session(client, [workspace])
+    await wait_ready(client, workspace)
+    result = await search(client, "retry upload header database circle")
+    assert 0 < len(result["results"]) <= 2  # maxResults from workspace/configuration
+    everything = await search(client, "parseHttpHeader", limit=50, mode="lexical")
+    assert all("/web/" not in r["uri"] for r in everything["results"])
+
+    # The user drops the exclude: the folder is reopened and web/ comes back.
+    before = len(statuses(client))
+    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(
+        settings={"kenning": {"exclude": []}}))
+    await wait_ready(client, workspace, after=before)
+    again = await search(client, "parseHttpHeader", mode="lexical")
+    assert again["results"][0]["uri"].endswith("web/headers.js")
+
+
+async def test_progress_cancel_stops_embedding(client: LanguageClient, tmp_path: Path) -> None:
+    files = {f"pkg/m{i}.py": f"def helper_{i}(value):\n    return value * {i} + {i}\n"
+             for i in range(400)}
+    ws = write_workspace(tmp_path / "cancel", files)
+    await start_session(client, [ws])
+    await wait_for_status(client, lambda s: s["state"] == "embedding")
+    tokens = [t for t in client.progress_reports if str(t).startswith("kenning-index")]
+    assert tokens
+    client.protocol.notify(T.WINDOW_WORK_DONE_PROGRESS_CANCEL,
+                           T.WorkDoneProgressCancelParams(token=tokens[0]))
+    for _ in range(600):
+        reports = client.progress_reports[tokens[0]]
+        if reports and reports[-1].kind == "end":
+            break
+        await asyncio.sleep(0.05)
+    end = client.progress_reports[tokens[0]][-1]
+    assert end.kind == "end" and "cancelled" in (end.message or "")
+    status = (await asyncio.wait_for(client.workspace_execute_command_async(
+        T.ExecuteCommandParams(command="kenning.status")), 30))[0]
+    assert status["state"] == "embedding" and status["pending"] > 0
+    # Lexical search keeps working; a reindex resumes the embedding.
+    assert (await search(client, "helper_7", mode="lexical"))["results"]
+    before = len(statuses(client))
+    await asyncio.wait_for(client.workspace_execute_command_async(
+        T.ExecuteCommandParams(command="kenning.reindex")), 30)
+    ready = await wait_ready(client, ws, after=before, timeout=300)
+    assert ready["pending"] == 0

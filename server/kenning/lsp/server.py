@@ -12,16 +12,19 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import logging
 import os
+import sys
 import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
@@ -29,6 +32,12 @@ from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from kenning import __version__
 from kenning.lsp import protocol as P
 from kenning.lsp.folders import POLL_INTERVAL_S, FolderIndex
+from kenning.lsp.framing import (
+    MAX_MESSAGE_BYTES,
+    REFUSED_BODY,
+    BoundedStdinReader,
+    request_id_from_head,
+)
 from kenning.lsp.options import Options, parse_options
 from kenning.search import SearchCancelled, SearchError, SearchResponse, search, similar
 from kenning.workspace import path_to_uri, resolve_inside, uri_to_path
@@ -36,6 +45,7 @@ from kenning.workspace import path_to_uri, resolve_inside, uri_to_path
 log = logging.getLogger("kenning")
 
 _IGNORED = object()  # a message already answered while it was being parsed
+_REFUSED = json.loads(REFUSED_BODY)  # what the read loop is given for a body it did not read
 
 SYMBOL_KINDS: dict[str, T.SymbolKind] = {
     "class": T.SymbolKind.Class,
@@ -91,9 +101,22 @@ class KenningProtocol(LanguageServerProtocol):
             raise
 
     def handle_message(self, message: Any) -> None:
-        if message is _IGNORED:
+        if message is _IGNORED or message == _REFUSED:
             return
         super().handle_message(message)
+
+    def refuse_oversized(self, length: int, head: bytes) -> None:
+        """Answer a message whose body was too large to read (see ``framing``)."""
+        msg_id = request_id_from_head(head)
+        log.error(
+            "refused a message of %d bytes (the most is %d): %s", length, MAX_MESSAGE_BYTES,
+            f"request {msg_id!r} answered -32600" if msg_id is not None else "no request id found",
+        )
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {
+            "code": -32600,
+            "message": f"message of {length} bytes refused: the most kenning reads is "
+                       f"{MAX_MESSAGE_BYTES} bytes",
+        }})
 
 
 class _LspLogHandler(logging.Handler):
@@ -136,6 +159,24 @@ class KenningServer(LanguageServer):
         self._log_handler.setFormatter(logging.Formatter("%(message)s"))
 
     # -- plumbing ----------------------------------------------------------------------------
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls' stdio server, reading through a reader that bounds every message."""
+        self._stop_event = threading.Event()
+        reader = BoundedStdinReader(stdin or sys.stdin.buffer, self.thread_pool,
+                                    self.protocol.refuse_oversized)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(run_async(stop_event=self._stop_event, reader=reader,
+                                  protocol=self.protocol,
+                                  logger=logging.getLogger("pygls.server"),
+                                  error_handler=self.report_server_error))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def call_on_loop(self, fn: Callable[[], Any]) -> None:
         loop = self.loop
@@ -332,7 +373,7 @@ async def _pull_configuration(ls: KenningServer) -> bool:
     except Exception as exc:
         log.info("workspace/configuration failed: %s", exc)
         return False
-    raw = result[0] if isinstance(result, list) and result else None
+    raw = result[0] if isinstance(result, list | tuple) and result else None
     if hasattr(raw, "_asdict"):
         raw = _namedtuple_to_dict(raw)
     if not isinstance(raw, dict) or not raw:
