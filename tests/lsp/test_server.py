@@ -412,3 +412,43 @@ async def test_progress_cancel_stops_embedding(client: LanguageClient, tmp_path:
         T.ExecuteCommandParams(command="kenning.reindex")), 30)
     ready = await wait_ready(client, ws, after=before, timeout=300)
     assert ready["pending"] == 0
+
+
+def test_serve_over_tcp(workspace: Path) -> None:
+    import json
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve", "--tcp", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "server never listened"
+                time.sleep(0.1)
+        with sock:
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "processId": None, "rootUri": workspace.as_uri(), "capabilities": {},
+                "initializationOptions": {"indexOnStartup": False}}}).encode()
+            sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += sock.recv(65536)
+            head, _, rest = data.partition(b"\r\n\r\n")
+            length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+            while len(rest) < length:
+                rest += sock.recv(65536)
+            reply = json.loads(rest[:length])
+            assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "kenning"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
