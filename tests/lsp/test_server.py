@@ -452,3 +452,21 @@ def test_serve_over_tcp(workspace: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+async def test_missing_model_is_shown_once_and_lexical_still_works(
+    client: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "model"
+    broken.mkdir()
+    (broken / "model.onnx").write_bytes(b"not an onnx file")
+    (broken / "tokenizer.json").write_text("{}")
+    (broken / "kenning-model.json").write_text('{"id": "broken"}')
+    await start_session(client, [workspace], options={"model": str(broken)})
+    status = await wait_ready(client, workspace)
+    assert "model" in (status.get("message") or "")
+    errors = [m for m in client.messages if m.type == T.MessageType.Error]
+    assert len(errors) == 1 and "model" in errors[0].message
+    result = await search(client, "parseHttpHeader")
+    assert result["index"].get("lexicalOnly") is True
+    assert result["results"][0]["uri"].endswith("web/headers.js")

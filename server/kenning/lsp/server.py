@@ -269,10 +269,19 @@ class _Reporter:
 
     def __init__(self, server: KenningServer) -> None:
         self.server = server
+        self.shown: set[str] = set()
 
     def status(self, folder: FolderIndex) -> None:
         payload = P.status_to_wire(folder.uri, folder.status())
         self.server.call_on_loop(lambda: self.server.protocol.notify(P.INDEX_STATUS, payload))
+        # Only what the user must act on becomes a dialog: a model that cannot load, or an
+        # index that cannot be opened (unwritable store). Each is shown once.
+        for problem in (folder.open_error, folder.engine.model_error):
+            if problem and problem not in self.shown:
+                self.shown.add(problem)
+                message = f"kenning: {problem}"
+                self.server.call_on_loop(lambda m=message: self.server.window_show_message(
+                    T.ShowMessageParams(type=T.MessageType.Error, message=m)))
 
     def progress_begin(self, folder: FolderIndex, title: str) -> object | None:
         server = self.server
