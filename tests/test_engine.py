@@ -262,3 +262,25 @@ def test_vector_file_keys_match_chunks(workspace: Path, encoder) -> None:
         assert engine.vectors is not None and engine.db is not None
         keys = np.sort(engine.vectors.keys())
         assert np.array_equal(keys, np.sort(engine.db.embedded_chunk_ids()))
+
+
+def test_embedding_cache_survives_a_branch_switch_and_is_pruned_when_large(
+    workspace: Path, encoder
+) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        original = (workspace / "geometry.py").read_text()
+        (workspace / "geometry.py").write_text("def other_branch_only():\n    return 0\n")
+        scan(engine)
+        assert embed_pending(engine).embedded == 1
+        (workspace / "geometry.py").write_text(original)  # switch back
+        scan(engine)
+        assert embed_pending(engine).embedded == 0  # every vector came from the cache
+        assert engine.prune_embedding_cache() == 0  # one stale vector is worth keeping
+        db = engine.db
+        assert db is not None
+        with db.transaction() as conn:
+            junk = np.zeros((12_000, 384), dtype=np.float32)
+            db.put_embeddings(conn, [i.to_bytes(16, "big") for i in range(12_000)], junk)
+        assert engine.prune_embedding_cache() == 12_001
+        assert embed_pending(engine).embedded == 0

@@ -108,6 +108,7 @@ def _update(engine: Engine, quiet: bool) -> None:
             report.files_deleted, report.files_skipped,
         )
         embedded = embed_pending(engine, progress=bar)
+        engine.prune_embedding_cache()
         if embedded.embedded:
             log.info("embedded %d chunks in %.1fs", embedded.embedded, embedded.seconds)
     finally:

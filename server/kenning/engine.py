@@ -320,6 +320,24 @@ class Engine:
         if info_before is not None and info_before.name != info.name:
             (self.store_dir / info_before.name).unlink(missing_ok=True)
 
+    def prune_embedding_cache(self) -> int:
+        """Drop cached vectors no chunk uses once they outnumber the live ones.
+
+        The cache is what makes a branch switch and back cheap, so it is kept generously:
+        pruned only when unused vectors exceed the live chunks (and a floor of 10,000).
+        """
+        if self.db is None or self.read_only:
+            return 0
+        conn = self.db.reader()
+        cached = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        live = conn.execute("SELECT count(DISTINCT embed_key) FROM chunks").fetchone()[0]
+        if cached - live <= max(live, 10_000):
+            return 0
+        with self.db.transaction() as wconn:
+            removed = self.db.prune_embeddings(wconn)
+        log.info("pruned %d cached vectors no chunk uses any more", removed)
+        return removed
+
     # -- state -------------------------------------------------------------------------------
 
     def bump_generation(self) -> None:

@@ -225,6 +225,7 @@ class FolderIndex:
             engine.state = "embedding"
             self._emit_status(force=True)
             report = embed_pending(engine, progress=on_progress, should_stop=should_stop)
+            engine.prune_embedding_cache()
             if report.cancelled:
                 end_message = "embedding cancelled: lexical search works; reindex to resume"
                 engine.state = "embedding"
