@@ -284,3 +284,17 @@ def test_embedding_cache_survives_a_branch_switch_and_is_pruned_when_large(
             db.put_embeddings(conn, [i.to_bytes(16, "big") for i in range(12_000)], junk)
         assert engine.prune_embedding_cache() == 12_001
         assert embed_pending(engine).embedded == 0
+
+
+def test_heavy_churn_rebuilds_the_graph(workspace: Path, encoder, caplog) -> None:
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        assert engine.vectors is not None
+        live = len(engine.vectors)
+        engine.churn = 5_000  # as if thousands of chunks had been replaced since the build
+        engine.save_vectors()
+    with caplog.at_level("INFO", logger="kenning.engine"), open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        assert "rebuilt the vector index (5000 removals since it was built)" in caplog.text
+        assert engine.churn == 0 and engine.vectors is not None and len(engine.vectors) == live
+        assert engine.db is not None and engine.db.get_meta("vectors_churn") == "0"
