@@ -553,12 +553,18 @@ class Database:
             str(r[0]) for r in c.execute("PRAGMA integrity_check") if str(r[0]) != "ok"
         ]
         if self.writer is not None:
+            in_transaction = self.writer.in_transaction
             try:
                 self.writer.execute(
                     "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)"
                 )
             except sqlite3.DatabaseError as exc:
                 problems.append(f"fts5: {exc}")
+            finally:
+                # sqlite3 opened a transaction for the INSERT: end it, or the writer's next
+                # BEGIN fails ("cannot start a transaction within a transaction").
+                if not in_transaction:
+                    self.writer.rollback()
         return problems
 
 
