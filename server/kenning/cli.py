@@ -46,7 +46,7 @@ class ProgressBar:
         width = 30
         frac = done / total if total else 1.0
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-        eta = f"  ETA {_duration(p.eta_s)}" if p.eta_s else ""
+        eta = f"  ETA {p.eta_text()}" if p.eta_s else ""
         sys.stderr.write(f"\r{p.phase:9} [{bar}] {done:,}/{total:,} {what}{eta}\x1b[K")
         sys.stderr.flush()
         self.shown = True
@@ -55,14 +55,6 @@ class ProgressBar:
         if self.shown:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f}m"
-    return f"{seconds / 3600:.1f}h"
 
 
 def _config(args: argparse.Namespace) -> Config:

@@ -45,6 +45,15 @@ class IndexProgress:
     chunks_total: int = 0
     eta_s: float | None = None
 
+    def eta_text(self) -> str:
+        """The remaining time as people say it: "40s", "12m", "1.5h"."""
+        seconds = self.eta_s or 0.0
+        if seconds < 60:
+            return f"{seconds:.0f}s"
+        if seconds < 3600:
+            return f"{seconds / 60:.0f}m"
+        return f"{seconds / 3600:.1f}h"
+
 
 @dataclass(slots=True)
 class ScanReport:

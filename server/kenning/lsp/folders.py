@@ -211,7 +211,7 @@ class FolderIndex:
                         self.reporter.progress_report(token, msg, min(pct, 100) // 5)
                     else:
                         pct = int(100 * p.chunks_done / p.chunks_total) if p.chunks_total else 100
-                        eta = f", ETA {_eta(p.eta_s)}" if p.eta_s else ""
+                        eta = f", ETA {p.eta_text()}" if p.eta_s else ""
                         msg = f"embedding {p.chunks_done:,}/{p.chunks_total:,} chunks{eta}"
                         self.reporter.progress_report(token, msg, 20 + min(pct, 100) * 4 // 5)
                 self._emit_status()
@@ -252,11 +252,3 @@ class FolderIndex:
             self.reporter.status(self)
         except Exception:
             log.exception("sending the index status failed")
-
-
-def _eta(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f}m"
-    return f"{seconds / 3600:.1f}h"
