@@ -179,6 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "batch": b,
             "original": statistics.median(rows[(n, b, "original")]),
             "optimized": statistics.median(rows[(n, b, "optimized")]),
+            # best of the repeats: what a quiet machine gives (others slow it, never speed it)
+            "original_best": max(rows[(n, b, "original")]),
+            "optimized_best": max(rows[(n, b, "optimized")]),
         }
         for n in tokens
         for b in batches
@@ -186,14 +189,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"threads": args.threads, "texts": args.texts, "rows": table}))
         return 0
-    print(f"chunks/s, {args.texts} chunks, {args.threads} threads, median of {args.repeats}")
-    print(f"{'tokens':>6} {'batch':>5} {'original':>9} {'optimized':>9} {'speedup':>7}")
+    print(f"chunks/s, {args.texts} chunks, {args.threads} threads, median (best) of {args.repeats}")
+    print(f"{'tokens':>6} {'batch':>5} {'original':>15} {'optimized':>15} {'speedup':>7}")
     for row in table:
         speedup = row["optimized"] / row["original"]
-        print(
-            f"{row['tokens']:>6} {row['batch']:>5} {row['original']:>9.1f} "
-            f"{row['optimized']:>9.1f} {speedup:>6.2f}x"
-        )
+        original = f"{row['original']:.1f} ({row['original_best']:.1f})"
+        optimized = f"{row['optimized']:.1f} ({row['optimized_best']:.1f})"
+        print(f"{row['tokens']:>6} {row['batch']:>5} {original:>15} {optimized:>15} {speedup:>6.2f}x")
     for variant, encoder in encoders.items():
         print(f"{variant}: {encoder.model_id}")
     return 0

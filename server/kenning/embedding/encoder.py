@@ -467,7 +467,8 @@ def _load_optimized(
             open_candidate(data)
         return make(sessions["optimized"], RECIPE)
     except OptimizationError as exc:
-        record_failure(key, f"{failure_note}: {exc}")
+        if exc.permanent:
+            record_failure(key, f"{failure_note}: {exc}")
         if variant == "optimized":
             raise ModelError(f"cannot build the optimised graph for {spec.onnx_path}: {exc}") from exc
         log.warning("using the original graph of %s: %s", spec.onnx_path, exc)

@@ -36,15 +36,21 @@ if TYPE_CHECKING:
 
 __all__ = ["RECIPE", "OptimizationError", "optimize_graph"]
 
-log = logging.getLogger(__name__)
-
 #: Names the recipe; part of the model id and the cache file name. Bump it whenever the recipe
 #: changes what the graph computes, so stores and caches never mix the two.
 RECIPE = "optimized-v1"
 
 
 class OptimizationError(Exception):
-    """The optimised graph could not be built; the original graph still works."""
+    """The optimised graph could not be built; the original graph still works.
+
+    ``permanent``: the same model, recipe and onnxruntime would fail again (a pattern the
+    recipe gets wrong), as opposed to a missing package that may be installed tomorrow.
+    """
+
+    def __init__(self, message: str, *, permanent: bool = True) -> None:
+        super().__init__(message)
+        self.permanent = permanent
 
 
 def optimize_graph(source: bytes) -> tuple[bytes, dict[str, int]]:
@@ -54,7 +60,7 @@ def optimize_graph(source: bytes) -> tuple[bytes, dict[str, int]]:
         import onnxruntime.transformers.optimizer  # noqa: F401 - registers its loggers
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:  # onnx is needed by both the rewrite and the quantizer
-        raise OptimizationError(f"cannot optimise the graph: {exc}") from exc
+        raise OptimizationError(f"cannot optimise the graph: {exc}", permanent=False) from exc
     try:
         with _quiet_onnxruntime_tools():
             model = onnx.load_from_string(source)
