@@ -291,6 +291,7 @@ class Engine:
             if should_stop is not None and should_stop():
                 return
             fresh.add(ids, vecs)
+        fresh.dirty = True  # even empty, it replaces whatever file is recorded
         self.vectors = fresh
         self.churn = 0
         self.vectors_ready.set()
@@ -307,16 +308,23 @@ class Engine:
         if not self.vectors_ready.is_set():
             return
         info_before = self._recorded_vector_file()
+        if (not self.vectors.dirty and info_before is not None
+                and self.db.get_meta("vectors_churn") == str(self.churn)):
+            return  # the recorded file holds exactly this graph: idle shutdowns write nothing
         generation = int(self.db.get_meta("vectors_generation") or 0) + 1
         info = self.vectors.save(self.store_dir, generation)
-        with self.db.transaction() as conn:
-            set_meta = self.db.set_meta
-            set_meta(conn, "vectors_generation", str(generation))
-            set_meta(conn, "vectors_file", info.name)
-            set_meta(conn, "vectors_size", str(info.size))
-            set_meta(conn, "vectors_hash", info.blake2b)
-            set_meta(conn, "vectors_count", str(info.count))
-            set_meta(conn, "vectors_churn", str(self.churn))
+        try:
+            with self.db.transaction() as conn:
+                set_meta = self.db.set_meta
+                set_meta(conn, "vectors_generation", str(generation))
+                set_meta(conn, "vectors_file", info.name)
+                set_meta(conn, "vectors_size", str(info.size))
+                set_meta(conn, "vectors_hash", info.blake2b)
+                set_meta(conn, "vectors_count", str(info.count))
+                set_meta(conn, "vectors_churn", str(self.churn))
+        except BaseException:
+            self.vectors.dirty = True  # the file is not recorded: it must be written again
+            raise
         if info_before is not None and info_before.name != info.name:
             (self.store_dir / info_before.name).unlink(missing_ok=True)
 

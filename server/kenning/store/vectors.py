@@ -66,6 +66,9 @@ class VectorIndex:
         self.dim = dim
         self._index = index if index is not None else self._new(dim)
         self._write_lock = threading.Lock()
+        # Changed since it was loaded or last saved: an unchanged graph is not written again
+        # (at 100k chunks a save rewrites, fsyncs and hashes 51 MB).
+        self.dirty = False
 
     @staticmethod
     def _new(dim: int) -> Index:
@@ -86,6 +89,7 @@ class VectorIndex:
             if present.any():
                 self._index.remove(ids[present])
             self._index.add(ids, np.asarray(vectors, dtype=np.float32), threads=1)
+            self.dirty = True
 
     def remove(self, ids: np.ndarray | list[int]) -> int:
         if len(ids) == 0:
@@ -93,7 +97,10 @@ class VectorIndex:
         with self._write_lock:
             keys = np.asarray(ids, dtype=np.uint64)
             removed = self._index.remove(keys)
-            return int(np.sum(removed)) if not isinstance(removed, int | bool) else int(removed)
+            count = int(np.sum(removed)) if not isinstance(removed, int | bool) else int(removed)
+            if count:
+                self.dirty = True
+            return count
 
     def search(self, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``count`` (ids, cosine similarities) by the int8 graph."""
@@ -112,18 +119,27 @@ class VectorIndex:
         final = directory / name
         tmp = directory / f"{name}.tmp"
         with self._write_lock:
-            self._index.save(str(tmp))
+            was_dirty, self.dirty = self.dirty, False  # a concurrent add marks it again
+            try:
+                self._index.save(str(tmp))
+            except BaseException:
+                self.dirty = self.dirty or was_dirty
+                raise
             expected = self._index.serialized_length
             count = len(self._index)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        size = tmp.stat().st_size
-        if size != expected:
-            tmp.unlink(missing_ok=True)
-            raise OSError(f"short write of {name}: {size} of {expected} bytes")
-        digest = file_hash(tmp)
-        os.replace(tmp, final)
-        fsync_dir(directory)
+        try:
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            size = tmp.stat().st_size
+            if size != expected:
+                tmp.unlink(missing_ok=True)
+                raise OSError(f"short write of {name}: {size} of {expected} bytes")
+            digest = file_hash(tmp)
+            os.replace(tmp, final)
+            fsync_dir(directory)
+        except BaseException:
+            self.dirty = self.dirty or was_dirty
+            raise
         return VectorFileInfo(name=name, size=size, blake2b=digest, dim=self.dim, count=count)
 
     @classmethod
