@@ -155,7 +155,11 @@ def _lexical(
     sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?"
     args: list[object] = [match]
     if file_ids is not None:
-        sql += (" AND rowid IN (SELECT id FROM chunks WHERE file_id IN"
+        # "+rowid": without the unary plus SQLite hands the IN list to FTS5 as rowid=?
+        # lookups and runs the MATCH once per chunk of the filter (97 ms p50, 377 ms max for
+        # `email/**` on the standard library); with it, FTS5 walks the matches once and the
+        # list filters them (0.7 ms p50, 2.3 ms max).
+        sql += (" AND +rowid IN (SELECT id FROM chunks WHERE file_id IN"
                 " (SELECT value FROM json_each(?)))")
         args.append("[" + ",".join(map(str, file_ids)) + "]")
     sql += " ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ?"
