@@ -29,7 +29,7 @@ from kenning.embedding import (
     resolve_model,
 )
 from kenning.embedding.cache import sha256_hex
-from kenning.embedding.encoder import plan_batches
+from kenning.embedding.encoder import _max_batch_for, plan_batches
 
 # Real code from the kind of project kenning indexes, paired with what a user would type.
 CODE = {
@@ -266,6 +266,14 @@ def test_plan_batches() -> None:
     assert plan_batches(np.array([], dtype=np.int64), 512) == []
     assert len(plan_batches(np.array([3, 3, 3]), 512, max_batch=1)) == 3
     assert plan_batches(np.array([3, 3, 3]), 512, max_batch=2) == [slice(0, 2), slice(2, 3)]
+
+
+def test_one_text_per_call_only_for_dynamically_quantised_graphs(
+    original: Encoder, optimized: Encoder
+) -> None:
+    assert optimized.max_batch == 1 and original.max_batch is None
+    assert _max_batch_for(b"\x0a\x0bQAttention\x12") == 1
+    assert _max_batch_for(resolve_model(None).onnx_path.read_bytes()) is None
 
 
 def test_truncation_at_max_tokens(original: Encoder) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -91,7 +92,8 @@ class Encoder:
     max_tokens: int
     variant: str  # "optimized" or "original": the graph actually in use
     token_budget: int  # at most this many padded tokens per onnxruntime call
-    max_batch: int | None  # at most this many texts per call (None: the budget decides)
+    max_batch: int | None  # at most this many texts per call (None: the budget decides);
+    # 1 for a graph with dynamically quantised activations, see _max_batch_for
     spec: ModelSpec
 
     def __init__(
@@ -106,19 +108,14 @@ class Encoder:
         token_budget: int,
         variant: str,
         model_id: str,
+        max_batch: int | None = None,
     ) -> None:
         """Internal: use :meth:`load`."""
         self.spec = spec
         self.max_tokens = max_tokens
         self.token_budget = token_budget
         self.variant = variant
-        # The optimised graph quantises activations with one scale per tensor, i.e. per
-        # call: batched, a text's vector would depend on its batch-mates (cosine to its lone
-        # vector 0.99 on average, 0.95 for short texts). One text per call keeps vectors
-        # reproducible and closer to the original's; measured, it costs nothing at 128-256
-        # tokens (batch 1 ran as fast as 16, attention's working set then fits the cache)
-        # and up to a quarter on 16-token texts, which are cheap anyway.
-        self.max_batch = 1 if variant == "optimized" else None
+        self.max_batch = max_batch
         self.model_id = model_id
         self._session = session
         self._tokenizer = tokenizer
@@ -170,7 +167,9 @@ class Encoder:
         options = _session_options(threads)
         source_sha = sha256_hex(source)
 
-        def make(session: ort.InferenceSession, tag: str) -> Encoder:
+        def make(
+            session: ort.InferenceSession, tag: str, max_batch: int | None = None
+        ) -> Encoder:
             return cls(
                 spec=spec,
                 session=session,
@@ -181,6 +180,7 @@ class Encoder:
                 token_budget=token_budget,
                 variant="original" if tag == ORIGINAL else "optimized",
                 model_id=_model_id(spec, source_sha, tag, limit),
+                max_batch=max_batch,
             )
 
         encoder: Encoder | None = None
@@ -449,7 +449,7 @@ def _load_optimized(
             open_candidate(data)
         except ModelError as exc:
             raise OptimizationError(f"the optimised graph does not load: {exc}") from exc
-        candidate = make(sessions["optimized"], RECIPE)
+        candidate = make(sessions["optimized"], RECIPE, _max_batch_for(data))
         low, mean = _agreement(original, candidate)
         if candidate.dim != original.dim or low < _MIN_COSINE or mean < _MIN_MEAN_COSINE:
             raise OptimizationError(
@@ -465,7 +465,7 @@ def _load_optimized(
         data = load_or_build(key, build, validate=open_candidate)
         if "optimized" not in sessions:
             open_candidate(data)
-        return make(sessions["optimized"], RECIPE)
+        return make(sessions["optimized"], RECIPE, _max_batch_for(data))
     except OptimizationError as exc:
         if exc.permanent:
             record_failure(key, f"{failure_note}: {exc}")
@@ -473,6 +473,23 @@ def _load_optimized(
             raise ModelError(f"cannot build the optimised graph for {spec.onnx_path}: {exc}") from exc
         log.warning("using the original graph of %s: %s", spec.onnx_path, exc)
         return None
+
+
+def _max_batch_for(graph: bytes) -> int | None:
+    """1 when the graph quantises activations on the fly, else None (no limit).
+
+    Dynamic quantisation uses one scale per tensor, i.e. per call: batched, a text's vector
+    would depend on its batch-mates (cosine to its lone vector 0.99 on average, 0.95 for
+    short texts). One text per call keeps vectors reproducible and closer to the original's;
+    measured, it costs nothing at 128-256 tokens (batch 1 ran as fast as 16: attention's
+    working set then fits the cache) and up to a quarter on 16-token texts, cheap anyway.
+    The op names are plain strings in the protobuf, so a byte search finds them without
+    parsing the graph (a false positive only costs batching).
+    """
+    return 1 if _DYNAMIC_QUANT.search(graph) else None
+
+
+_DYNAMIC_QUANT = re.compile(rb"DynamicQuantize|QAttention|MatMulIntegerToFloat")
 
 
 def _agreement(a: Encoder, b: Encoder) -> tuple[float, float]:
