@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,8 +123,14 @@ class VectorIndex:
             was_dirty, self.dirty = self.dirty, False  # a concurrent add marks it again
             try:
                 self._index.save(str(tmp))
-            except BaseException:
+            except BaseException as exc:
                 self.dirty = self.dirty or was_dirty
+                if isinstance(exc, RuntimeError):
+                    # usearch says only "Failed to serialize into stream" (a full disk, say):
+                    # drop the partial file and raise what callers handle, with where and room.
+                    tmp.unlink(missing_ok=True)
+                    raise OSError(f"cannot write {name}: {exc} ({_free(directory)} free in "
+                                  f"{directory})") from exc
                 raise
             expected = self._index.serialized_length
             count = len(self._index)
@@ -166,6 +173,13 @@ class VectorIndex:
         except Exception as exc:
             raise VectorFileInvalid(f"{info.name} failed to load: {exc}") from exc
         return cls(info.dim, index)
+
+
+def _free(directory: Path) -> str:
+    try:
+        return f"{shutil.disk_usage(directory).free / 2**20:.1f} MiB"
+    except OSError:
+        return "unknown space"
 
 
 def clean_stale_files(directory: Path, keep: str | None) -> list[str]:
