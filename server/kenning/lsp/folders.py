@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 # Wait this long after an event for more before starting work: bursts coalesce into one job.
 DEBOUNCE_S = 0.05
+# ... but while events keep coming (a burst of saves, a branch switch), wait at most this long.
+MAX_DEBOUNCE_S = 0.5
 # More changed paths than this in one batch: one incremental scan is cheaper than per-path work.
 FULL_SCAN_THRESHOLD = 256
 STATUS_INTERVAL_S = 1.0
@@ -72,6 +74,7 @@ class FolderIndex:
         self._full = False
         self._full_progress = False
         self._dirty: set[str] = set()
+        self._events = 0  # change events received; the debounce watches it
         self._stop = False
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"kenning-index-{root.name}",
@@ -98,6 +101,7 @@ class FolderIndex:
     def mark_dirty(self, paths: list[str]) -> None:
         with self._cond:
             self._dirty.update(paths)
+            self._events += 1
             self._cond.notify()
 
     def cancel(self) -> None:
@@ -169,7 +173,7 @@ class FolderIndex:
                     self._full = True  # a quiet poll: no progress UI
             if self._stop:
                 return None
-        time.sleep(DEBOUNCE_S)  # let the rest of a burst arrive
+        self._debounce()
         with self._cond:
             if self._stop:
                 return None
@@ -181,6 +185,20 @@ class FolderIndex:
         if not job.full and len(job.paths) > FULL_SCAN_THRESHOLD:
             job.full = True
         return job
+
+    def _debounce(self) -> None:
+        """Let the rest of a burst arrive: wait until no event came for DEBOUNCE_S, or at most
+        MAX_DEBOUNCE_S. A lone save waits 50 ms; 10,000 saves in 5 s become ~10 jobs, not ~70."""
+        deadline = time.monotonic() + MAX_DEBOUNCE_S
+        while True:
+            with self._cond:
+                seen = self._events
+            time.sleep(DEBOUNCE_S)
+            with self._cond:
+                if self._stop or self._events == seen:
+                    return
+            if time.monotonic() >= deadline:
+                return
 
     def _should_stop(self, token: object | None) -> Callable[[], bool]:
         def should_stop() -> bool:
