@@ -298,3 +298,24 @@ def test_heavy_churn_rebuilds_the_graph(workspace: Path, encoder, caplog) -> Non
         assert "rebuilt the vector index (5000 removals since it was built)" in caplog.text
         assert engine.churn == 0 and engine.vectors is not None and len(engine.vectors) == live
         assert engine.db is not None and engine.db.get_meta("vectors_churn") == "0"
+
+
+def test_read_only_engine_follows_the_writer(workspace: Path, encoder) -> None:
+    with open_engine(workspace, encoder) as writer:
+        index_all(writer)
+        reader = Engine(workspace, Config(), encoder_factory=lambda _c: encoder).open()
+        try:
+            assert reader.read_only
+            finder = SymbolSearch(reader)
+            assert not [h for h in finder.find("walrus_counter", 5)
+                        if h.symbol.name == "walrus_counter"]
+            (workspace / "walrus.py").write_text("def walrus_counter(n):\n    return n\n")
+            scan(writer)
+            embed_pending(writer)
+            writer.save_vectors()
+            names = [h.symbol.name for h in finder.find("walrus_counter", 5)]
+            assert names[0] == "walrus_counter"
+            hits = search(reader, SearchQuery("walrus counter", mode="semantic")).hits
+            assert hits[0].path == "walrus.py"
+        finally:
+            reader.close()

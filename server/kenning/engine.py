@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -87,8 +88,11 @@ class Engine:
         self.state = "scanning"
         self.state_message: str | None = None
         self.churn = 0
-        self.generation = 0  # bumped whenever files, chunks or symbols change; caches key on it
+        self._generation = 0  # bumped whenever files, chunks or symbols change; caches key on it
         self._gen_lock = threading.Lock()
+        self._data_version: int | None = None  # read-only: the writer's commits, as last seen
+        self._version_conn: sqlite3.Connection | None = None
+        self._loaded_vectors_file: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -124,6 +128,9 @@ class Engine:
         if self.db is not None:
             self.db.close()
             self.db = None
+        if self._version_conn is not None:
+            self._version_conn.close()
+            self._version_conn = None
         self._lock.release()
 
     def __enter__(self) -> Engine:
@@ -198,6 +205,7 @@ class Engine:
             return
         try:
             self.vectors = VectorIndex.load(self.store_dir, info)
+            self._loaded_vectors_file = info.name
             self.vectors_ready.set()
         except VectorFileInvalid as exc:
             log.warning("vector index unusable read-only (%s); dense search is off", exc)
@@ -350,7 +358,39 @@ class Engine:
 
     def bump_generation(self) -> None:
         with self._gen_lock:
-            self.generation += 1
+            self._generation += 1
+
+    @property
+    def generation(self) -> int:
+        """Changes whenever the indexed files change; a read-only engine follows the writer."""
+        if self.read_only and self.db is not None:
+            self._follow_writer()
+        return self._generation
+
+    def _follow_writer(self) -> None:
+        """Notice another process's commits (PRAGMA data_version) and pick up its saved graph."""
+        with self._gen_lock:
+            if self._version_conn is None:
+                self._version_conn = sqlite3.connect(
+                    f"file:{self.store_dir / DB_FILENAME}?mode=ro", uri=True,
+                    check_same_thread=False, timeout=10.0,
+                )
+            try:
+                version = int(self._version_conn.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error:
+                return
+            if version == self._data_version:
+                return
+            self._data_version = version
+            self._generation += 1
+        info = self._recorded_vector_file()
+        if info is not None and info.name != self._loaded_vectors_file:
+            try:
+                self.vectors = VectorIndex.load(self.store_dir, info)
+                self._loaded_vectors_file = info.name
+                self.vectors_ready.set()
+            except VectorFileInvalid as exc:
+                log.info("the writer's vector index is not usable yet (%s)", exc)
 
     def status(self) -> Status:
         assert self.db is not None
