@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -36,6 +37,11 @@ NAME_BOOST = 1.0 / (RRF_K + 1)
 # A term in more than this share of chunks ranks nothing and makes bm25 score every chunk.
 COMMON_TERM_SHARE = 0.2
 COMMON_TERM_MIN_CHUNKS = 500  # in a small index every term is cheap, and dropping one hurts
+# bm25 scores every chunk that matches any term, so the lexical half costs about half a
+# microsecond per posting. Past this many postings the most common of the remaining terms are
+# dropped too (the rarest always stays): a long descriptive query against 100k chunks stays
+# near what it costs against 20k.
+LEXICAL_POSTINGS_BUDGET = 10_000
 
 ShouldStop = Callable[[], bool]
 
@@ -137,6 +143,39 @@ def _filtered_file_ids(
     return ids
 
 
+class _DocCounts:
+    """Document frequencies of query terms, remembered across queries.
+
+    fts5vocab counts a term's documents by walking its whole doclist (1-5 ms per query at 100k
+    chunks); the counts only steer which terms to drop, so they are reused until the index has
+    grown or shrunk by a twentieth since they were taken.
+    """
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.counts: dict[str, int] = {}
+
+
+_doc_counts_cache: weakref.WeakKeyDictionary[Engine, _DocCounts] = weakref.WeakKeyDictionary()
+
+
+def _doc_counts(
+    engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], total: int
+) -> dict[str, int]:
+    assert engine.db is not None
+    cache = _doc_counts_cache.setdefault(engine, _DocCounts())
+    if abs(total - cache.total) > 0.05 * max(cache.total, 1) or len(cache.counts) > 100_000:
+        cache.counts = {}
+        cache.total = total
+    counts = cache.counts
+    missing = [t for t in terms if t not in counts]
+    if missing:
+        found = engine.db.term_doc_counts(missing, conn)
+        for t in missing:
+            counts[t] = found.get(t, 0)
+    return {t: counts[t] for t in terms}
+
+
 def _lexical(
     engine: Engine, conn: sqlite3.Connection, text: str, file_ids: frozenset[int] | None, n: int
 ) -> list[int]:
@@ -146,10 +185,19 @@ def _lexical(
         return []
     total = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
     if len(terms) > 1 and total >= COMMON_TERM_MIN_CHUNKS:
-        df = engine.db.term_doc_counts(terms, conn)
+        df = _doc_counts(engine, conn, terms, total)
         kept = [t for t in terms if df.get(t, 0) <= COMMON_TERM_SHARE * total]
         if not kept:
             kept = [min(terms, key=lambda t: df.get(t, 0))]
+        if sum(df.get(t, 0) for t in kept) > LEXICAL_POSTINGS_BUDGET:
+            chosen: set[str] = set()
+            used = 0
+            for t in sorted(kept, key=lambda t: df.get(t, 0)):
+                if chosen and used + df.get(t, 0) > LEXICAL_POSTINGS_BUDGET:
+                    break
+                chosen.add(t)
+                used += df.get(t, 0)
+            kept = [t for t in kept if t in chosen]
         terms = kept
     match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
     sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?"
