@@ -9,6 +9,7 @@ reciprocal rank fusion plus a boost for query words that name the chunk's defini
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import sqlite3
 import weakref
@@ -325,17 +326,23 @@ def search(
 
     n = max(query.limit * 3, 30)
     lexical: list[int] = []
-    if query.mode in ("hybrid", "lexical"):
+    dense: list[tuple[int, float]] = []
+    use_dense = query.mode in ("hybrid", "semantic") and engine.dense_available()
+    if query.mode == "hybrid" and use_dense:
+        # The two halves overlap: SQLite (bm25) and onnxruntime (the query vector) both release
+        # the GIL, so on two cores the lexical half costs little on top of the dense one.
+        pending = _HALVES.submit(_lexical_on_own_connection, engine, text, file_ids, n)
+        try:
+            dense = _dense_half(engine, conn, text, file_ids, n, checkpoint)
+        finally:
+            lexical = pending.result()
+    elif query.mode in ("hybrid", "lexical"):
         lexical = _lexical(engine, conn, text, file_ids, n)
     checkpoint()
-    dense: list[tuple[int, float]] = []
     if query.mode in ("hybrid", "semantic"):
-        if engine.dense_available():
-            encoder = engine.encoder()
-            assert encoder is not None
-            qvec = encoder.embed_query(text)
-            checkpoint()
-            dense = _dense(engine, conn, qvec, file_ids, n)
+        if use_dense:
+            if query.mode == "semantic":
+                dense = _dense_half(engine, conn, text, file_ids, n, checkpoint)
         else:
             response.lexical_only = True
             response.notes.append(engine.model_error or "embeddings are not ready yet: lexical results only")
@@ -345,6 +352,35 @@ def search(
     checkpoint()
     response.hits = fuse(engine, conn, query, text, dense, lexical)
     return response
+
+
+# Runs the lexical half of hybrid queries next to the dense half (two at a time: each thread
+# reads through its own SQLite connection, whose page cache counts in the server's memory).
+_HALVES = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-lexical")
+
+
+def _lexical_on_own_connection(
+    engine: Engine, text: str, file_ids: frozenset[int] | None, n: int
+) -> list[int]:
+    db = engine.db
+    if db is None:  # closed meanwhile
+        return []
+    return _lexical(engine, db.reader(), text, file_ids, n)
+
+
+def _dense_half(
+    engine: Engine,
+    conn: sqlite3.Connection,
+    text: str,
+    file_ids: frozenset[int] | None,
+    n: int,
+    checkpoint: Callable[[], None],
+) -> list[tuple[int, float]]:
+    encoder = engine.encoder()
+    assert encoder is not None
+    qvec = encoder.embed_query(text)
+    checkpoint()
+    return _dense(engine, conn, qvec, file_ids, n)
 
 
 def fuse(
