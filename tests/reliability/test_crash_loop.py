@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import queue
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,10 +34,9 @@ SEED = 20240611
 FILES = 400
 ROUNDS = 20
 SLOW_ROUNDS = 60
-# Kill at a uniformly random moment this long after the index job starts: the first full
-# index takes ~1.9 s here, a restart after a round of changes ~0.5 s.
-FIRST_KILL_WINDOW_S = 2.0
-KILL_WINDOW_S = 0.7
+# Kill at a uniformly random moment of the index job: between its start and this much of its
+# duration, measured on this machine before the loop (a full index, a round of changes).
+KILL_WINDOW = 1.1
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -141,6 +141,17 @@ def check_round(answer: dict[str, Any], embedded_before: set[int]) -> list[str]:
     return bad
 
 
+def _index_seconds(start_server: StartServer, root: Path, options: dict[str, Any]) -> float:
+    """How long an index job takes here: from its first status to ready, uninterrupted."""
+    client = start_server(root, options)
+    client.wait_state("scanning")
+    started = time.monotonic()
+    client.wait_state("ready", timeout=120)
+    took = time.monotonic() - started
+    assert client.close() == 0
+    return took
+
+
 def test_kill_during_indexing_then_restart(
     tmp_path: Path, tiny_model: Path, start_server: StartServer, slow: bool
 ) -> None:
@@ -149,8 +160,14 @@ def test_kill_during_indexing_then_restart(
     tokens = generate_workspace(root, FILES, seed=SEED)
     rounds = SLOW_ROUNDS if slow else ROUNDS
     options = {"model": str(tiny_model)}
+    # Calibrate the kill window, then start over from an empty store.
+    full_s = _index_seconds(start_server, root, options)
+    mutate(root, tokens, random.Random(SEED + 1), SLOW_ROUNDS + 1)
+    changes_s = _index_seconds(start_server, root, options)
+    shutil.rmtree(root / ".kenning")
     checker = Checker()
-    figures: dict[str, Any] = {"rounds": rounds, "killed_in": {}, "inconsistent_rounds": 0}
+    figures: dict[str, Any] = {"rounds": rounds, "killed_in": {}, "inconsistent_rounds": 0,
+                               "index_seconds": [round(full_s, 2), round(changes_s, 2)]}
     timing = {"start": 0.0, "check": 0.0}
     embedded_before: set[int] = set()
     problems: list[str] = []
@@ -163,7 +180,7 @@ def test_kill_during_indexing_then_restart(
             assert "results" in client.search(tokens[written[0]], mode="lexical")
             client.wait_state("scanning")
             timing["start"] += time.monotonic() - started
-            time.sleep(rng.uniform(0.0, KILL_WINDOW_S if r else FIRST_KILL_WINDOW_S))
+            time.sleep(rng.uniform(0.0, KILL_WINDOW * (changes_s if r else full_s)))
             states = client.statuses()
             phase = states[-1]["state"] if states else "starting"
             client.kill()
