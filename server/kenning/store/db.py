@@ -551,12 +551,15 @@ class Database:
         return [ChunkRow(*r) for r in rows]
 
     def all_symbols(self, conn: sqlite3.Connection | None = None) -> list[SymbolRow]:
-        rows = self._r(conn).execute(
+        return [SymbolRow(*r) for r in self.iter_symbols(conn)]
+
+    def iter_symbols(self, conn: sqlite3.Connection | None = None) -> Iterator[tuple]:
+        """Every symbol as a plain tuple in ``SymbolRow`` field order, by id."""
+        return iter(self._r(conn).execute(
             "SELECT s.id, f.path, s.name, s.kind, s.container, s.start_line, s.end_line,"
             " s.name_line, s.name_col FROM symbols s JOIN files f ON f.id = s.file_id"
             " ORDER BY s.id"
-        )
-        return [SymbolRow(*r) for r in rows]
+        ))
 
     def term_doc_counts(
         self, terms: Sequence[str], conn: sqlite3.Connection | None = None
