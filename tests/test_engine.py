@@ -319,3 +319,19 @@ def test_read_only_engine_follows_the_writer(workspace: Path, encoder) -> None:
             assert hits[0].path == "walrus.py"
         finally:
             reader.close()
+
+
+def test_partial_name_match_does_not_beat_the_exact_identifier(tmp_path: Path, encoder) -> None:
+    from tests.conftest import write_workspace
+
+    files = {
+        "a.py": "def bom_marker_fn(data):\n    return data.startswith(b'\\xef')\n",
+        "b.py": "longline_marker = 'x' * 5000\n\n\ndef unrelated():\n    return 1\n",
+    }
+    for i in range(8):
+        files[f"pad{i}.py"] = f"def marker_{i}_helper(x):\n    return x + {i}\n"
+    root = write_workspace(tmp_path / "ws", files)
+    with open_engine(root, encoder) as engine:
+        index_all(engine)
+        for mode in ("lexical", "hybrid"):
+            assert search(engine, SearchQuery("longline_marker", mode=mode)).hits[0].path == "b.py"

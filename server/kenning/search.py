@@ -300,7 +300,9 @@ def _name_boost(terms: set[str], symbol: str | None) -> float:
     if not parts:
         return 0.0
     common = len(parts & terms)
-    if not common:
+    # Half the name at least: "marker" alone must not lift `bom_marker_fn` over the chunk that
+    # holds the exact identifier the user typed.
+    if common * 2 < len(parts):
         return 0.0
     return NAME_BOOST * (common / len(parts)) * (common / len(terms)) ** 0.5
 
