@@ -335,3 +335,17 @@ def test_partial_name_match_does_not_beat_the_exact_identifier(tmp_path: Path, e
         index_all(engine)
         for mode in ("lexical", "hybrid"):
             assert search(engine, SearchQuery("longline_marker", mode=mode)).hits[0].path == "b.py"
+
+
+def test_preview_of_a_long_line_shows_the_match(tmp_path: Path, encoder) -> None:
+    from tests.conftest import write_workspace
+
+    line = "x = [" + ", ".join(str(i) for i in range(1200)) + ", 'needle_token_here']"
+    normal = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(4))
+    root = write_workspace(tmp_path / "ws", {"long.py": normal + line + "\n"})
+    with open_engine(root, encoder) as engine:
+        index_all(engine, embed=False)
+        hit = search(engine, SearchQuery("needle_token_here", mode="lexical")).hits[0]
+        assert "needle_token_here" in hit.preview
+        assert len(hit.preview) <= 300
+        assert hit.preview.startswith("…")

@@ -264,8 +264,8 @@ def _exact(
 def _preview(text: str, terms: Sequence[str]) -> str:
     lines = text.split("\n")
     best, best_hits = 0, 0
-    if terms:
-        lowered = [t.lower() for t in terms if len(t) > 1]
+    lowered = [t.lower() for t in terms if len(t) > 1]
+    if lowered:
         for i, line in enumerate(lines):
             low = line.lower()
             hits = sum(1 for t in lowered if t in low)
@@ -279,13 +279,22 @@ def _preview(text: str, terms: Sequence[str]) -> str:
             continue
         if size + len(stripped) > PREVIEW_CHARS:
             if not out:
-                out.append(stripped[: PREVIEW_CHARS - 1] + "…")
+                out.append(_window(stripped, lowered))
             break
         out.append(stripped)
         size += len(stripped) + 1
         if len(out) == 3:
             break
     return "\n".join(out)
+
+
+def _window(line: str, terms: Sequence[str]) -> str:
+    """A preview-sized slice of a long line, around the first query term it contains."""
+    low = line.lower()
+    at = min((i for i in (low.find(t) for t in terms) if i >= 0), default=0)
+    start = max(0, min(at - PREVIEW_CHARS // 3, len(line) - (PREVIEW_CHARS - 2)))
+    piece = line[start : start + PREVIEW_CHARS - 2]
+    return ("…" if start else "") + piece + ("…" if start + len(piece) < len(line) else "")
 
 
 def _utf16_len(text: str) -> int:
