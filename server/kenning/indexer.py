@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kenning.chunking import chunk_source
-from kenning.engine import Engine
+from kenning.engine import EMBEDDED_THROUGH, Engine
 from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
 from kenning.store.db import NewChunk, NewSymbol
@@ -123,6 +123,20 @@ def scan(
     should_stop: ShouldStop | None = None,
 ) -> ScanReport:
     """Index what changed on disk: everything (``paths=None``) or just the given relative paths."""
+    try:
+        return _scan(engine, paths, progress=progress, should_stop=should_stop)
+    except BaseException:
+        engine.vectors_in_step = False  # committed changes may not have reached the graph
+        raise
+
+
+def _scan(
+    engine: Engine,
+    paths: Iterable[str] | None,
+    *,
+    progress: Progress | None,
+    should_stop: ShouldStop | None,
+) -> ScanReport:
     db = engine.db
     assert db is not None and not engine.read_only
     started = time.monotonic()
@@ -302,6 +316,16 @@ def embed_pending(
     should_stop: ShouldStop | None = None,
 ) -> EmbedReport:
     """Embed every chunk that has no vector yet; resumable, cancellable between batches."""
+    try:
+        return _embed_pending(engine, progress, should_stop)
+    except BaseException:
+        engine.vectors_in_step = False  # vectors may be committed but not in the graph
+        raise
+
+
+def _embed_pending(
+    engine: Engine, progress: Progress | None, should_stop: ShouldStop | None
+) -> EmbedReport:
     from kenning.embedding import EmbeddingCancelled
 
     db = engine.db
@@ -315,26 +339,32 @@ def embed_pending(
     vectors = engine.vectors
     if vectors is None:
         return report
+    # Chunks up to the recorded id all have vectors: on an unchanged index this is one short
+    # query instead of a look-up per chunk (0.16 s at 29k chunks, on every job and restart).
+    through = int(db.get_meta(EMBEDDED_THROUGH) or 0)
+    rows = db.pending_chunks(EMBED_BATCH, after_id=through)
+    if not rows:
+        _record_embedded_through(engine, through)
+        report.seconds = time.monotonic() - started
+        return report
     counts = db.counts()
     total_pending = counts["pending"]
     done_before = counts["embedded"]
     last_save = time.monotonic()
     done = 0
-    after_id = 0
     while True:
         if should_stop is not None and should_stop():
             report.cancelled = True
             break
-        rows = db.pending_chunks(EMBED_BATCH, after_id=after_id)
         if not rows:
-            if after_id == 0:
+            rows = db.pending_chunks(EMBED_BATCH, after_id=through)
+            if not rows:
                 break
-            after_id = 0  # one more pass from the start finds anything the walk left behind
-            continue
-        after_id = rows[-1][0]
+        through = rows[-1][0]
         inputs: dict[bytes, str] = {}
         for _cid, key, path, header, text in rows:
             inputs.setdefault(key, embed_input(path, header, text))
+        rows = []
         keys = list(inputs)
         try:
             vecs = encoder.embed_documents([inputs[k] for k in keys], should_stop=should_stop)
@@ -361,10 +391,23 @@ def embed_pending(
         if time.monotonic() - last_save > SAVE_VECTORS_EVERY_S:
             engine.save_vectors()
             last_save = time.monotonic()
+    if not report.cancelled:
+        _record_embedded_through(engine, int(db.get_meta(EMBEDDED_THROUGH) or 0))
     if done or report.cancelled:
         engine.save_vectors()
     report.seconds = time.monotonic() - started
     return report
+
+
+def _record_embedded_through(engine: Engine, recorded: int) -> None:
+    """After a complete pass every chunk has a vector: remember the highest chunk id (written
+    only when it moved, so an unchanged index writes nothing)."""
+    db = engine.db
+    assert db is not None
+    top = int(db.reader().execute("SELECT max(id) FROM chunks").fetchone()[0] or 0)
+    if top != recorded:
+        with db.transaction() as conn:
+            db.set_meta(conn, EMBEDDED_THROUGH, str(top))
 
 
 def index_all(

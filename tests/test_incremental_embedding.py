@@ -1,0 +1,125 @@
+"""The embedding pass on an index that is mostly embedded already: it starts after the
+recorded watermark, reconciles the graph with the database once per session, and still embeds
+exactly what is new (with a fake, instant encoder)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kenning.config import Config
+from kenning.engine import EMBEDDED_THROUGH, Engine
+from kenning.indexer import embed_pending, index_all, scan
+
+
+class FakeEncoder:
+    dim = 16
+    max_tokens = 256
+
+    def __init__(self, model_id: str = "fake:1") -> None:
+        self.model_id = model_id
+        self.embedded: list[str] = []
+
+    def embed_documents(self, texts, should_stop=None) -> np.ndarray:
+        self.embedded.extend(texts)
+        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vec(text)
+
+    def _vec(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+        v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+
+def _engine(root: Path, encoder: FakeEncoder) -> Engine:
+    return Engine(root, Config(), encoder_factory=lambda _c: encoder).open()
+
+
+def _max_chunk_id(engine: Engine) -> int:
+    assert engine.db is not None
+    return int(engine.db.reader().execute("SELECT max(id) FROM chunks").fetchone()[0])
+
+
+def test_watermark_and_reconcile_skip_work_without_missing_any(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    enc = FakeEncoder()
+    with _engine(workspace, enc) as engine:
+        index_all(engine)
+        assert engine.db is not None and engine.vectors is not None
+        assert engine.db.get_meta(EMBEDDED_THROUGH) == str(_max_chunk_id(engine))
+        assert engine.vectors_in_step
+        chunks = engine.status().chunks
+        assert len(engine.vectors) == chunks
+
+        # A second job on the same engine neither re-embeds nor re-compares the id sets.
+        def no_join(*_a: object, **_k: object) -> np.ndarray:
+            raise AssertionError("reconciled again although the graph was in step")
+
+        monkeypatch.setattr(engine.db, "embedded_chunk_ids", no_join)
+        enc.embedded.clear()
+        assert embed_pending(engine).embedded == 0 and enc.embedded == []
+
+        # An edit: only the new chunk is embedded, and the graph follows.
+        (workspace / "geometry.py").write_text(
+            (workspace / "geometry.py").read_text()
+            + "\n\ndef triangle_area(base, height):\n    return base * height / 2\n"
+        )
+        scan(engine, ["geometry.py"])
+        report = embed_pending(engine)
+        assert report.embedded >= 1
+        assert any("triangle_area" in t for t in enc.embedded)
+        assert len(engine.vectors) == engine.status().chunks
+        assert engine.status().pending == 0
+        assert engine.db.get_meta(EMBEDDED_THROUGH) == str(_max_chunk_id(engine))
+
+
+def test_restart_reconciles_once_then_trusts_the_graph(workspace: Path) -> None:
+    enc = FakeEncoder()
+    with _engine(workspace, enc) as engine:
+        index_all(engine)
+    enc.embedded.clear()
+    with _engine(workspace, enc) as engine:
+        assert not engine.vectors_in_step  # loaded from disk: not trusted yet
+        assert embed_pending(engine).embedded == 0 and enc.embedded == []
+        assert engine.vectors_in_step
+
+
+def test_a_failed_scan_makes_the_next_job_reconcile(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    enc = FakeEncoder()
+    with _engine(workspace, enc) as engine:
+        index_all(engine)
+        assert engine.db is not None
+        (workspace / "new.py").write_text("def fresh_function():\n    return 42\n")
+
+        def broken(*_a: object, **_k: object) -> None:
+            raise RuntimeError("disk trouble")
+
+        monkeypatch.setattr(engine.db, "replace_symbols", broken)
+        with pytest.raises(RuntimeError):
+            scan(engine)
+        assert not engine.vectors_in_step
+        monkeypatch.undo()
+        index_all(engine)
+        assert engine.vectors_in_step
+        assert engine.vectors is not None and len(engine.vectors) == engine.status().chunks
+
+
+def test_another_model_clears_the_watermark_and_embeds_everything(workspace: Path) -> None:
+    with _engine(workspace, FakeEncoder("fake:1")) as engine:
+        index_all(engine)
+        chunks = engine.status().chunks
+    other = FakeEncoder("fake:2")
+    with _engine(workspace, other) as engine:
+        _, report = index_all(engine)
+        assert report.embedded == len({*other.embedded}) and len(other.embedded) > 0
+        assert engine.status().embedded == chunks
+        assert engine.db is not None
+        assert engine.db.get_meta(EMBEDDED_THROUGH) == str(_max_chunk_id(engine))
