@@ -1,0 +1,98 @@
+"""Measure 1a: the model alone — chunks per second of each graph, and on the index's own inputs.
+
+Reuses ``bench/model_throughput.py`` (code windows of exactly N tokens, ``measure``). The rows
+interleave the variants within every repeat so a noisy neighbour slows both alike.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.model_throughput import code_windows, measure
+
+
+def load_encoders(threads: int = 0) -> dict[str, Any]:
+    from kenning.embedding import Encoder
+
+    return {v: Encoder.load(variant=v, threads=threads) for v in ("original", "optimized")}
+
+
+def graph_rows(encoders: dict[str, Any], *, tokens: Sequence[int], batches: Sequence[int],
+               texts: int, repeats: int) -> list[dict[str, Any]]:
+    """chunks/s per (tokens, batch, graph), medians; batch "default" is how the encoder runs
+    by default (the optimised graph one text per call, the original under a token budget)."""
+    windows = {n: code_windows(encoders["original"], texts, n) for n in tokens}
+    defaults = {v: (e.token_budget, e.max_batch) for v, e in encoders.items()}
+    for e in encoders.values():
+        e.embed_documents(windows[tokens[0]][:4])  # lazy kernel set-up outside the timings
+    samples: dict[tuple[int, str, str], list[float]] = {}
+    try:
+        for _ in range(repeats):
+            for n in tokens:
+                for b in ["default", *map(str, batches)]:
+                    for variant, e in encoders.items():
+                        if b == "default":
+                            e.token_budget, e.max_batch = defaults[variant]
+                        else:
+                            e.token_budget, e.max_batch = int(b) * n, int(b)
+                        got = measure(e, windows[n], repeats=1, warmup=False)
+                        samples.setdefault((n, b, variant), []).append(got["chunks_per_s"])
+    finally:
+        for v, e in encoders.items():
+            e.token_budget, e.max_batch = defaults[v]
+    return [
+        {
+            "tokens": n, "batch": b,
+            "original": statistics.median(samples[(n, b, "original")]),
+            "optimized": statistics.median(samples[(n, b, "optimized")]),
+        }
+        for n in tokens for b in ["default", *map(str, batches)]
+    ]
+
+
+def index_inputs(root: Path, store: Path) -> list[str]:
+    """The exact model inputs kenning makes of ``root`` (a lexical-only scan into ``store``)."""
+    from kenning.config import Config
+    from kenning.engine import Engine
+    from kenning.indexer import embed_input, scan
+
+    with Engine(root, Config(store=store)) as engine:
+        scan(engine)
+        assert engine.db is not None
+        rows = engine.db.reader().execute(
+            "SELECT f.path, c.header, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
+            " ORDER BY c.id"
+        ).fetchall()
+    return [embed_input(p, h, t) for p, h, t in rows]
+
+
+def inputs_rate(encoder: Any, inputs: Sequence[str], *, sample: int, repeats: int,
+                batch: int = 128, seed: int = 5) -> dict[str, float]:
+    """chunks/s embedding a seeded sample of the index's inputs the way the indexer calls the
+    encoder (``batch`` texts per ``embed_documents``); median and spread of ``repeats``."""
+    rng = random.Random(seed)
+    texts = rng.sample(list(inputs), min(sample, len(inputs)))
+    encoder.embed_documents(texts[:8])
+    rates = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for i in range(0, len(texts), batch):
+            encoder.embed_documents(texts[i : i + batch])
+        rates.append(len(texts) / (time.perf_counter() - started))
+    return {"chunks": len(texts), "median": statistics.median(rates), "min": min(rates),
+            "max": max(rates)}
+
+
+def token_stats(encoder: Any, inputs: Sequence[str]) -> dict[str, float]:
+    counts = encoder.count_tokens(list(inputs))
+    capped = [min(c, encoder.max_tokens) for c in counts]
+    return {
+        "mean_tokens": statistics.fmean(capped),
+        "median_tokens": statistics.median(capped),
+        "over_limit_share": sum(c > encoder.max_tokens for c in counts) / max(len(counts), 1),
+    }

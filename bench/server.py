@@ -1,0 +1,269 @@
+"""Measures over LSP: indexing a fresh workspace, restarts, didSave, search and symbol latency,
+memory, disk, and what an idle server costs. Every timing is taken by the client: from sending
+a request to the arrival of its reply, or from starting the process to a notification."""
+
+from __future__ import annotations
+
+import math
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.lspclient import STAMP, BenchServer
+
+START_TIMEOUT = 120.0
+
+
+def pct(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    rank = max(1, math.ceil(p / 100 * len(ordered) - 1e-9))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def summary(values: Sequence[float]) -> dict[str, float]:
+    return {"n": len(values), "p50": pct(values, 50), "p95": pct(values, 95),
+            "max": max(values) if values else float("nan")}
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _results(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    result = reply.get("result")
+    if isinstance(result, dict):
+        return list(result.get("results") or [])
+    return list(result or [])
+
+
+def idle_cost(server: BenchServer, seconds: float) -> dict[str, float]:
+    """CPU seconds and bytes written by the server while nobody asks it anything."""
+    cpu0, io0 = server.cpu_seconds(), server.io()
+    time.sleep(seconds)
+    cpu1, io1 = server.cpu_seconds(), server.io()
+    return {
+        "seconds": seconds,
+        "cpu_s": cpu1 - cpu0,
+        "write_bytes": io1.get("write_bytes", 0) - io0.get("write_bytes", 0),
+        "wchar": io1.get("wchar", 0) - io0.get("wchar", 0),
+    }
+
+
+# -- 2: a fresh workspace ---------------------------------------------------------------------
+
+
+def fresh_index(ws: Path, probe: str, *, timeout: float, idle_s: float) -> tuple[BenchServer,
+                                                                                   dict[str, Any]]:
+    """Start the server on a never-indexed workspace: first lexical result, scan done, ready.
+
+    Returns the (still running, ready) server for the next measures."""
+    server = BenchServer(ws)
+    server.initialize_workspace(ws)
+    initialized = time.perf_counter()
+    first: float | None = None
+    deadline = time.monotonic() + timeout
+    while first is None and time.monotonic() < deadline:
+        _, reply = server.search(probe, mode="lexical", limit=5)
+        if _results(reply):
+            first = reply[STAMP]
+        else:
+            time.sleep(0.1)
+    scanned = server.wait_state("embedding", timeout)
+    cpu_scanned = server.cpu_seconds()
+    ready = server.wait_state("ready", timeout, after=scanned[STAMP])
+    cpu_ready = server.cpu_seconds()
+    params = ready["params"]
+    out = {
+        "files": params["files"],
+        "chunks": params["chunks"],
+        "embedded": params["embedded"],
+        "initialize_s": initialized - server.started,
+        "first_lexical_s": (first - server.started) if first else None,
+        "scan_done_s": scanned[STAMP] - server.started,
+        "ready_s": ready[STAMP] - server.started,
+        "embed_phase_s": ready[STAMP] - scanned[STAMP],
+    }
+    out["cpu_at_scan_done_s"] = cpu_scanned
+    out["cpu_embed_phase_s"] = cpu_ready - cpu_scanned
+    out["embed_rate"] = params["embedded"] / out["embed_phase_s"]
+    out["pipeline_rate"] = params["embedded"] / (ready[STAMP] - initialized)
+    out["memory_mib"] = server.memory_mib()
+    out["idle"] = idle_cost(server, idle_s)
+    return server, out
+
+
+# -- 3: restarts ------------------------------------------------------------------------------
+
+
+def server_restarts(ws: Path, probe: str, repeats: int) -> dict[str, Any]:
+    """Start the server on an indexed, unchanged workspace: first answer and ready."""
+    ready, first, cpu = [], [], []
+    for _ in range(repeats):
+        server = BenchServer(ws)
+        try:
+            server.initialize_workspace(ws)
+            while True:
+                _, reply = server.search(probe, mode="lexical", limit=5)
+                if _results(reply):
+                    first.append(reply[STAMP] - server.started)
+                    break
+                time.sleep(0.02)
+            msg = server.wait_state("ready", START_TIMEOUT)
+            ready.append(msg[STAMP] - server.started)
+            cpu.append(server.cpu_seconds())  # CPU the server used to get there
+        finally:
+            server.stop()
+    return {"ready_s": summary(ready), "first_lexical_s": summary(first),
+            "cpu_at_ready_s": summary(cpu)}
+
+
+def cli_reindex(ws: Path, repeats: int) -> dict[str, Any]:
+    """``kenning index`` on an unchanged workspace, as a user types it (a new process each)."""
+    times, scans, cpu = [], [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        proc = subprocess.run(
+            [sys.executable, "-m", "kenning", "index", "--root", str(ws), "-v"],
+            capture_output=True, text=True, check=True,
+        )
+        times.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        for line in proc.stderr.splitlines():
+            if "scanned" in line and " in " in line:
+                scans.append(float(line.split(" in ")[1].split("s")[0]))
+    return {"wall_s": summary(times), "cpu_s": summary(cpu),
+            "scan_s": summary(scans) if scans else None}
+
+
+# -- 4: didSave -------------------------------------------------------------------------------
+
+
+def pick_file(ws: Path, lines: int = 1000) -> Path:
+    """The ``.py`` file of ``ws`` whose length is closest to ``lines`` lines."""
+    best = min(
+        (p for p in ws.rglob("*.py") if ".kenning" not in p.parts),
+        key=lambda p: (abs(p.read_bytes().count(b"\n") - lines), str(p)),
+    )
+    return best
+
+
+def did_save(server: BenchServer, ws: Path, path: Path, repeats: int,
+             timeout: float = 120.0) -> dict[str, Any]:
+    """Append a new function to ``path``, send didSave, poll until lexical (then semantic)
+    search finds it. The file is restored afterwards."""
+    original = path.read_text(encoding="utf-8")
+    rel = path.relative_to(ws).as_posix()
+    uri = path.as_uri()
+    lexical, semantic = [], []
+    try:
+        for i in range(repeats):
+            token = f"kenningprobe{i}x{time.time_ns() % 10**9}"
+            lines = original.rstrip("\n").split("\n")
+            def_line = len(lines) + 2  # 0-based line of the def after two blank lines
+            probe = (
+                f"\n\ndef {token}(records):\n"
+                f'    """Sort the ledger records by their settlement date, number {i}."""\n'
+                f"    return sorted(records, key=lambda r: r.settled_on)\n"
+            )
+            path.write_text(original.rstrip("\n") + "\n" + probe, encoding="utf-8")
+            sent = time.perf_counter()
+            server.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+            found_lexical = found_semantic = None
+            deadline = time.monotonic() + timeout
+            while found_semantic is None and time.monotonic() < deadline:
+                if found_lexical is None:
+                    _, reply = server.search(token, mode="lexical", limit=5)
+                    if any(token in r.get("preview", "") for r in _results(reply)):
+                        found_lexical = reply[STAMP] - sent
+                else:
+                    _, reply = server.search(
+                        f"sort ledger records by settlement date number {i}", mode="semantic",
+                        limit=5, paths=[rel],
+                    )
+                    if any(r["range"]["start"]["line"] <= def_line <= r["range"]["end"]["line"]
+                           and r["match"]["denseRank"] for r in _results(reply)):
+                        found_semantic = reply[STAMP] - sent
+                time.sleep(0.01)
+            if found_lexical is not None:
+                lexical.append(found_lexical * 1000)
+            if found_semantic is not None:
+                semantic.append(found_semantic * 1000)
+    finally:
+        path.write_text(original, encoding="utf-8")
+        server.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    return {
+        "file": rel,
+        "lines": original.count("\n"),
+        "lexical_ms": summary(lexical),
+        "semantic_ms": summary(semantic),
+        "misses": repeats - len(lexical),
+    }
+
+
+# -- 5-7: a prebuilt index --------------------------------------------------------------------
+
+
+def warm_latency(
+    ws: Path,
+    queries: Sequence[str],
+    *,
+    modes: Sequence[str],
+    filter_glob: str | None,
+    rounds: int,
+    symbol_queries: Sequence[str] = (),
+    idle_s: float = 0.0,
+) -> dict[str, Any]:
+    """Start the server on a prebuilt index; time to ready; then warm search latency per mode
+    (and with a path filter), workspace/symbol latency, memory and idle cost."""
+    server = BenchServer(ws)
+    out: dict[str, Any] = {}
+    try:
+        server.initialize_workspace(ws)
+        ready = server.wait_state("ready", 1800)
+        out["ready_s"] = ready[STAMP] - server.started
+        out["chunks"] = ready["params"]["chunks"]
+        out["embedded"] = ready["params"]["embedded"]
+        for q in queries[:10]:  # model, page cache and code paths warm
+            for mode in modes:
+                server.search(q, mode=mode)
+        if symbol_queries:
+            server.timed_call("workspace/symbol", {"query": symbol_queries[0]})
+        latency: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            for q in queries:
+                for mode in modes:
+                    ms, _ = server.search(q, mode=mode)
+                    latency.setdefault(mode, []).append(ms)
+                    if filter_glob:
+                        ms, reply = server.search(q, mode=mode, paths=[filter_glob])
+                        latency.setdefault(f"{mode}+filter", []).append(ms)
+        out["search_ms"] = {k: summary(v) for k, v in latency.items()}
+        if symbol_queries:
+            sym: list[float] = []
+            counts: list[int] = []
+            for _ in range(rounds):
+                for q in symbol_queries:
+                    ms, reply = server.timed_call("workspace/symbol", {"query": q})
+                    sym.append(ms)
+                    counts.append(len(reply.get("result") or []))
+            out["symbol_ms"] = summary(sym)
+            out["symbol_results_mean"] = statistics.fmean(counts) if counts else 0
+        out["memory_mib"] = server.memory_mib()
+        if idle_s:
+            out["idle"] = idle_cost(server, idle_s)
+    finally:
+        server.stop()
+    store = ws / ".kenning"
+    out["disk_bytes"] = dir_size(store)
+    out["disk_per_chunk"] = out["disk_bytes"] / max(out.get("chunks", 0), 1)
+    return out

@@ -1,0 +1,46 @@
+"""The benchmark suite still runs: ``python -m bench --smoke`` end to end, into a temp file.
+
+Asserts that every measure produced a result and the results section was written; nothing about
+speed (that is what the full run and docs/performance.md are for).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_bench_smoke_runs_every_measure(tmp_path: Path) -> None:
+    output = tmp_path / "performance.md"
+    output.write_text("# notes kept around the results\n\n<!-- bench:results:start -->\nold\n"
+                      "<!-- bench:results:end -->\n\ntrailing analysis\n")
+    results = tmp_path / "results.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--output", str(output), "--json",
+         str(results)],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    r = json.loads(results.read_text())
+    assert r["errors"] == []
+    assert r["model"]["graphs"] and r["index"]["fresh"]["embedded"] > 0
+    assert r["index"]["fresh"]["first_lexical_s"] is not None
+    assert r["restart"]["server"]["ready_s"]["n"] == 1 and r["restart"]["cli"]["wall_s"]["n"] == 1
+    assert r["save"]["lexical_ms"]["n"] == 1
+    for size in ("10k", "100k"):
+        modes = r["latency"][size]["search_ms"]
+        assert {"hybrid", "semantic", "lexical", "hybrid+filter"} <= set(modes)
+    assert r["latency"]["symbols"]["symbol_ms"]["n"] > 0
+    assert r["symbols"]["kenning"]["symbol_ms"]["n"] > 0
+    assert set(r["quality"]["optimized"]) == {"lexical", "semantic", "hybrid"}
+    text = output.read_text()
+    assert text.startswith("# notes kept around the results")
+    assert "trailing analysis" in text and "\nold\n" not in text
+    assert "#### Summary" in text and "semanticSearch hybrid" in text
+    assert "measure" in proc.stdout  # the table was printed
