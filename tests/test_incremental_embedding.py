@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from kenning.config import Config
-from kenning.engine import EMBEDDED_THROUGH, Engine
+from kenning.engine import Engine
 from kenning.indexer import embed_pending, index_all, scan
+from kenning.store.db import EMBEDDED_THROUGH
 
 
 class FakeEncoder:
@@ -123,3 +124,34 @@ def test_another_model_clears_the_watermark_and_embeds_everything(workspace: Pat
         assert engine.status().embedded == chunks
         assert engine.db is not None
         assert engine.db.get_meta(EMBEDDED_THROUGH) == str(_max_chunk_id(engine))
+
+
+def _pending_the_slow_way(engine: Engine) -> int:
+    assert engine.db is not None
+    return int(engine.db.reader().execute(
+        "SELECT count(*) FROM chunks c WHERE NOT EXISTS"
+        " (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key)"
+    ).fetchone()[0])
+
+
+def test_counts_stay_exact_through_a_cancelled_pass(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for f in range(6):
+        (root / f"m{f}.py").write_text("".join(
+            f"def function_{f}_{i}(value):\n    total = value * {i}\n    return total + {f}\n\n\n"
+            for i in range(60)
+        ))
+    enc = FakeEncoder()
+    with _engine(root, enc) as engine:
+        scan(engine)
+        assert engine.status().pending == _pending_the_slow_way(engine) > 200
+        batches = iter(range(100))
+        report = embed_pending(engine, should_stop=lambda: next(batches) >= 2)
+        assert report.cancelled
+        st = engine.status()
+        assert 0 < st.pending == _pending_the_slow_way(engine) < st.chunks
+        assert st.embedded == st.chunks - st.pending
+        assert embed_pending(engine).embedded == st.pending
+        st = engine.status()
+        assert st.pending == 0 == _pending_the_slow_way(engine) and st.embedded == st.chunks

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kenning.config import Config
-from kenning.store.db import DB_FILENAME, Database, StoreCorrupt
+from kenning.store.db import DB_FILENAME, EMBEDDED_THROUGH, Database, StoreCorrupt
 from kenning.store.lock import LockHeld, WriterLock
 from kenning.store.vectors import (
     VectorFileInfo,
@@ -38,9 +38,6 @@ log = logging.getLogger(__name__)
 # Rebuild the graph when removals since it was built exceed this share of live vectors:
 # usearch tombstones never give their slots back and degrade recall.
 CHURN_REBUILD_RATIO = 0.25
-# Meta key: every chunk with an id up to this one has a vector of the bound model (chunk ids only
-# grow and a chunk never changes its model input), so the embedding pass starts after it.
-EMBEDDED_THROUGH = "embedded_through"
 
 EncoderFactory = Callable[[Config], "Encoder"]
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kenning.chunking import chunk_source
-from kenning.engine import EMBEDDED_THROUGH, Engine
+from kenning.engine import Engine
 from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
-from kenning.store.db import NewChunk, NewSymbol
+from kenning.store.db import EMBEDDED_THROUGH, NewChunk, NewSymbol
 from kenning.workspace import FileEntry, SkipReason, SourceText, discover, read_source
 
 log = logging.getLogger(__name__)
@@ -374,6 +374,9 @@ def _embed_pending(
         with db.transaction() as conn:
             db.put_embeddings(conn, keys, vecs)
             id_keys = db.chunk_ids_for_keys(keys, conn)
+            # Every chunk up to this batch's last one now has a vector: the walk is in id order
+            # from the mark and took every pending chunk on its way.
+            db.set_meta(conn, EMBEDDED_THROUGH, str(through))
         index_of = {k: i for i, k in enumerate(keys)}
         ids = np.asarray([cid for cid, _ in id_keys], dtype=np.uint64)
         vectors.add(ids, vecs[[index_of[k] for _, k in id_keys]])
