@@ -155,3 +155,37 @@ def test_counts_stay_exact_through_a_cancelled_pass(tmp_path: Path) -> None:
         assert embed_pending(engine).embedded == st.pending
         st = engine.status()
         assert st.pending == 0 == _pending_the_slow_way(engine) and st.embedded == st.chunks
+
+
+def test_deferred_save_leaves_small_edits_to_close(workspace: Path) -> None:
+    enc = FakeEncoder()
+    with _engine(workspace, enc) as engine:
+        index_all(engine)
+        assert engine.db is not None and engine.vectors is not None
+        generation = engine.db.get_meta("vectors_generation")
+        (workspace / "late.py").write_text("def late_arrival():\n    return 1\n")
+        scan(engine, ["late.py"])
+        assert embed_pending(engine, defer_save=True).embedded == 1
+        assert engine.db.get_meta("vectors_generation") == generation  # not rewritten
+        assert len(engine.vectors) == engine.status().chunks and engine.vectors.dirty
+    with _engine(workspace, enc) as engine:  # close saved it
+        assert engine.db is not None and engine.vectors is not None
+        assert engine.db.get_meta("vectors_generation") != generation
+        assert len(engine.vectors) == engine.status().chunks
+        assert embed_pending(engine).embedded == 0 and not engine.vectors.dirty
+
+
+def test_a_crash_before_the_deferred_save_loses_nothing(workspace: Path) -> None:
+    enc = FakeEncoder()
+    engine = _engine(workspace, enc)
+    index_all(engine)
+    (workspace / "late.py").write_text("def late_arrival():\n    return 1\n")
+    scan(engine, ["late.py"])
+    embed_pending(engine, defer_save=True)
+    assert engine.db is not None
+    engine.db.close()  # the process dies: no save, the lock goes with it
+    engine._lock.release()
+    enc.embedded.clear()
+    with _engine(workspace, enc) as again:
+        assert embed_pending(again).embedded == 0 and enc.embedded == []  # reconciled, not redone
+        assert again.vectors is not None and len(again.vectors) == again.status().chunks

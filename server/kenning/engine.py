@@ -83,6 +83,7 @@ class Engine:
         # The graph holds exactly the embedded chunks: set by a reconcile or rebuild, kept true
         # by the indexer mirroring each change, cleared when an indexing step fails midway.
         self.vectors_in_step = False
+        self.vectors_saved_at = time.monotonic()  # when the graph file last matched memory
         self._encoder: Encoder | None = None
         self._encoder_lock = threading.Lock()
         self.model_error: str | None = None
@@ -349,6 +350,7 @@ class Engine:
         except BaseException:
             self.vectors.dirty = True  # the file is not recorded: it must be written again
             raise
+        self.vectors_saved_at = time.monotonic()
         if info_before is not None and info_before.name != info.name:
             (self.store_dir / info_before.name).unlink(missing_ok=True)
 

@@ -242,7 +242,9 @@ class FolderIndex:
                 return
             engine.state = "embedding"
             self._emit_status(force=True)
-            report = embed_pending(engine, progress=on_progress, should_stop=should_stop)
+            # defer_save: an edit's few new vectors do not rewrite the whole graph file.
+            report = embed_pending(engine, progress=on_progress, should_stop=should_stop,
+                                   defer_save=True)
             engine.prune_embedding_cache()
             if report.cancelled:
                 end_message = "embedding cancelled: lexical search works; reindex to resume"
