@@ -31,7 +31,10 @@ MODES = ("hybrid", "semantic", "lexical")
 MAX_LIMIT = 200
 MAX_QUERY_CHARS = 1000
 PREVIEW_CHARS = 300
-RRF_K = 20
+# Tuned with `python -m bench` (docstring-first-sentence queries against the docstring-free
+# standard library, 27k chunks): RRF_K 20 -> 5 raised hybrid MRR@10 from 0.463 to 0.478 on 300
+# queries and by 0.015-0.018 on held-out halves; the other constants were already at their best.
+RRF_K = 5
 DENSE_WEIGHT = 1.0
 LEXICAL_WEIGHT = 0.7
 NAME_BOOST = 1.0 / (RRF_K + 1)
