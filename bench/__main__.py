@@ -93,6 +93,8 @@ class Runner:
     def corpus(self) -> None:
         from bench.corpus import copy_stdlib, strip_docstrings
 
+        # A reused --workdir must not turn the fresh-index measure into a restart.
+        shutil.rmtree(self.ws / ".kenning", ignore_errors=True)
         files = copy_stdlib(self.ws, self.plan.subset)
         self.files = files
         self.doc_candidates = []
@@ -266,7 +268,10 @@ class Runner:
 
         p = self.plan
         ws = self.work / "nodoc"
-        shutil.copytree(self.ws, ws, ignore=shutil.ignore_patterns(".kenning"))
+        # With a reused --workdir the stores below are kept: an embedding cache keyed by the
+        # exact model input, so only inputs that changed since are embedded again.
+        shutil.copytree(self.ws, ws, ignore=shutil.ignore_patterns(".kenning"),
+                        dirs_exist_ok=True)
         candidates = strip_tree(ws, self.files)
         base_db = self.ws / ".kenning" / "kenning.sqlite3"
         store = self.work / "nodoc-store-optimized"

@@ -164,8 +164,8 @@ def tune(engine: Any, queries: Sequence[DocQuery], *, seed: int = 21,
              for q in queries}
     grid = grid or {
         "COMMON_TERM_SHARE": (0.05, 0.1, 0.2, 0.4),
-        "RRF_K": (5, 10, 20, 40, 60),
-        "LEXICAL_WEIGHT": (0.3, 0.5, 0.7, 1.0, 1.4),
+        "RRF_K": (2, 5, 10, 20, 40),
+        "LEXICAL_WEIGHT": (0.5, 0.7, 0.85, 1.0, 1.4),
         "boost": (0.0, 0.5, 1.0, 2.0),
     }
     lexical_cache: dict[tuple[float, DocQuery], list[int]] = {}
