@@ -158,6 +158,11 @@ class Runner:
             raw = (idx["raw_before"]["median"] + idx["raw_after"]["median"]) / 2
             idx["ratio_embed"] = fresh["embed_rate"] / raw
             idx["ratio_pipeline"] = fresh["pipeline_rate"] / raw
+            # The same ratio in CPU time (raw CPU per chunk / the server's), less at the mercy
+            # of whatever else the machine runs during the long indexing.
+            raw_cpu = (idx["raw_before"]["cpu_per_chunk"] + idx["raw_after"]["cpu_per_chunk"]) / 2
+            server_cpu = fresh["cpu_embed_phase_s"] / max(fresh["embedded"], 1)
+            idx["ratio_embed_cpu"] = raw_cpu / server_cpu if server_cpu else None
 
     def restart(self) -> None:
         from bench.server import cli_reindex, server_restarts

@@ -54,6 +54,8 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
     if ratio is not None:
         rows.append(("end-to-end embedding ÷ raw model, same inputs", _num(ratio, ".2f"), "≥ 0.9",
                      _verdict(ratio, lambda x: x >= 0.9, lambda x: f"by {0.9 - x:.2f}")))
+        rows.append(("  the same in CPU time (raw CPU/chunk ÷ server CPU/chunk)", _num(
+            _get(r, "index", "ratio_embed_cpu"), ".2f"), "", ""))
         rows.append(("  whole pipeline (scan + embed) ÷ raw model", _num(
             _get(r, "index", "ratio_pipeline"), ".2f"), "", ""))
     fresh = _get(r, "index", "fresh")
@@ -215,6 +217,10 @@ def markdown(r: dict[str, Any]) -> str:
                  f"{fresh['embed_phase_s']:.0f} / {fresh['embed_rate']:.1f}"],
                 ["server: ready (s)", f"{fresh['ready_s']:.0f}"],
                 ["end-to-end embedding rate ÷ raw", f"{idx['ratio_embed']:.2f}"],
+                ["CPU per chunk: raw (before/after) / server's embedding phase (ms)",
+                 f"{raw_b.get('cpu_per_chunk', 0) * 1000:.1f} / "
+                 f"{raw_a.get('cpu_per_chunk', 0) * 1000:.1f} / "
+                 f"{fresh.get('cpu_embed_phase_s', 0) / max(fresh['embedded'], 1) * 1000:.1f}"],
                 ["whole pipeline rate ÷ raw", f"{idx['ratio_pipeline']:.2f}"],
                 ["server RSS after ready: now / peak (MiB)",
                  f"{fresh['memory_mib'].get('VmRSS', 0):.0f} / "
@@ -232,10 +238,17 @@ def markdown(r: dict[str, Any]) -> str:
                          str(s["first_lexical_s"]["n"])])
             rows.append(["server start → ready (s)", f"{s['ready_s']['p50']:.2f}",
                          f"{s['ready_s']['max']:.2f}", str(s["ready_s"]["n"])])
+            if s.get("cpu_at_ready_s"):
+                rows.append(["  the server's CPU time until ready (s)",
+                             f"{s['cpu_at_ready_s']['p50']:.2f}",
+                             f"{s['cpu_at_ready_s']['max']:.2f}", str(s["cpu_at_ready_s"]["n"])])
         if rs.get("cli"):
             c = rs["cli"]
             rows.append(["`kenning index`, whole process (s)", f"{c['wall_s']['p50']:.2f}",
                          f"{c['wall_s']['max']:.2f}", str(c["wall_s"]["n"])])
+            if c.get("cpu_s"):
+                rows.append(["  its CPU time (s)", f"{c['cpu_s']['p50']:.2f}",
+                             f"{c['cpu_s']['max']:.2f}", str(c["cpu_s"]["n"])])
             if c.get("scan_s"):
                 rows.append(["  of which the scan (s)", f"{c['scan_s']['p50']:.3f}",
                              f"{c['scan_s']['max']:.3f}", str(c["scan_s"]["n"])])
