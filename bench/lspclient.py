@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -28,11 +30,17 @@ class BenchServer(RawServer):
     ``cmd`` defaults to kenning's server; pass another server's command line to compare.
     """
 
-    def __init__(self, cwd: Path, *, cmd: list[str] | None = None,
+    def __init__(self, *, cmd: list[str] | None = None,
                  env: dict[str, str] | None = None) -> None:
+        # The workspace reaches the server through `initialize`, never as its working
+        # directory: `python -m` puts that first on sys.path, and a copy of the standard
+        # library there would shadow the real one (and get __pycache__ written into it).
+        self._cwd = Path(tempfile.mkdtemp(prefix="kenning-bench-cwd-"))
+        cwd = self._cwd
+        env = {"PYTHONUNBUFFERED": "1", "PYTHONSAFEPATH": "1", **(env or {})}
         self.started = time.perf_counter()
         if cmd is None:
-            super().__init__(cwd=cwd, env={"PYTHONUNBUFFERED": "1", **(env or {})})
+            super().__init__(cwd=cwd, env=env)
             return
         # Another server: the same plumbing as RawServer, another command line.
         self.proc = subprocess.Popen(
@@ -175,6 +183,7 @@ class BenchServer(RawServer):
         except Exception:
             if self.alive():
                 self.proc.kill()
+        shutil.rmtree(self._cwd, ignore_errors=True)
 
 
 def python_module_cmd(module: str, *args: str) -> list[str]:

@@ -54,7 +54,7 @@ def measure(name: str, venv: Path, ws: Path, queries: Sequence[str], *, first_ti
     exe = venv / "bin" / SERVERS[name][1][0]
     if not exe.exists() or shutil.which(str(exe)) is None:
         return {"skipped": f"{exe.name} not installed"}
-    server = BenchServer(ws, cmd=[str(exe), *SERVERS[name][1][1:]])
+    server = BenchServer(cmd=[str(exe), *SERVERS[name][1][1:]])
     out: dict[str, Any] = {}
     try:
         server.initialize_workspace(ws, timeout=120)

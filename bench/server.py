@@ -65,7 +65,7 @@ def fresh_index(ws: Path, probe: str, *, timeout: float, idle_s: float) -> tuple
     """Start the server on a never-indexed workspace: first lexical result, scan done, ready.
 
     Returns the (still running, ready) server for the next measures."""
-    server = BenchServer(ws)
+    server = BenchServer()
     server.initialize_workspace(ws)
     initialized = time.perf_counter()
     first: float | None = None
@@ -107,7 +107,7 @@ def server_restarts(ws: Path, probe: str, repeats: int) -> dict[str, Any]:
     """Start the server on an indexed, unchanged workspace: first answer and ready."""
     ready, first, cpu = [], [], []
     for _ in range(repeats):
-        server = BenchServer(ws)
+        server = BenchServer()
         try:
             server.initialize_workspace(ws)
             while True:
@@ -225,7 +225,7 @@ def warm_latency(
 ) -> dict[str, Any]:
     """Start the server on a prebuilt index; time to ready; then warm search latency per mode
     (and with a path filter), workspace/symbol latency, memory and idle cost."""
-    server = BenchServer(ws)
+    server = BenchServer()
     out: dict[str, Any] = {}
     try:
         server.initialize_workspace(ws)
