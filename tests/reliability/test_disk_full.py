@@ -44,7 +44,7 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
 def _fill(directory: Path) -> Path:
     """Write until the file system is full; return the filler file."""
     filler = directory / "filler"
-    with open(filler, "wb") as f:
+    with open(filler, "wb", buffering=0) as f:  # unbuffered: close() has nothing left to flush
         block = b"\0" * 65536
         try:
             while True:

@@ -242,9 +242,10 @@ class FolderIndex:
                 return
             engine.state = "embedding"
             self._emit_status(force=True)
-            # defer_save: an edit's few new vectors do not rewrite the whole graph file.
+            # An edit's few new vectors do not rewrite the whole graph file (defer_save); a full
+            # scan does, so other readers of the store (a second server, the CLI) see its graph.
             report = embed_pending(engine, progress=on_progress, should_stop=should_stop,
-                                   defer_save=True)
+                                   defer_save=not job.full)
             engine.prune_embedding_cache()
             if report.cancelled:
                 end_message = "embedding cancelled: lexical search works; reindex to resume"
