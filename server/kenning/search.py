@@ -45,7 +45,7 @@ COMMON_TERM_MIN_CHUNKS = 500  # in a small index every term is cheap, and droppi
 # microsecond per posting. Past this many postings the most common of the remaining terms are
 # dropped too (the rarest always stays): a long descriptive query against 100k chunks stays
 # near what it costs against 20k.
-LEXICAL_POSTINGS_BUDGET = 10_000
+LEXICAL_POSTINGS_BUDGET = 7_500
 
 ShouldStop = Callable[[], bool]
 
