@@ -189,3 +189,22 @@ def test_a_crash_before_the_deferred_save_loses_nothing(workspace: Path) -> None
     with _engine(workspace, enc) as again:
         assert embed_pending(again).embedded == 0 and enc.embedded == []  # reconciled, not redone
         assert again.vectors is not None and len(again.vectors) == again.status().chunks
+
+
+def test_a_filtered_search_sees_chunks_embedded_after_it_was_cached(workspace: Path) -> None:
+    from kenning.indexer import embed_input
+    from kenning.search import SearchQuery, search
+
+    enc = FakeEncoder()
+    with _engine(workspace, enc) as engine:
+        index_all(engine)
+        query = SearchQuery("anything", mode="semantic", paths=("web/**",))
+        before = search(engine, query).hits
+        assert before and all(h.path.startswith("web/") for h in before)
+        search(engine, query)  # now answered from the filter's cached vectors
+        text = "export function freshHelper() {\n  return 1;\n}"
+        (workspace / "web" / "fresh.js").write_text(text + "\n")
+        index_all(engine)
+        probe = SearchQuery(embed_input("web/fresh.js", "", text), mode="semantic",
+                            paths=("web/**",))
+        assert search(engine, probe).hits[0].path == "web/fresh.js"

@@ -70,6 +70,7 @@ class VectorIndex:
         # Changed since it was loaded or last saved: an unchanged graph is not written again
         # (at 100k chunks a save rewrites, fsyncs and hashes 51 MB).
         self.dirty = False
+        self.version = 0  # bumped by every add and remove: lets readers cache what they derive
 
     @staticmethod
     def _new(dim: int) -> Index:
@@ -91,6 +92,7 @@ class VectorIndex:
                 self._index.remove(ids[present])
             self._index.add(ids, np.asarray(vectors, dtype=np.float32), threads=1)
             self.dirty = True
+            self.version += 1
 
     def remove(self, ids: np.ndarray | list[int]) -> int:
         if len(ids) == 0:
@@ -101,6 +103,7 @@ class VectorIndex:
             count = int(np.sum(removed)) if not isinstance(removed, int | bool) else int(removed)
             if count:
                 self.dirty = True
+                self.version += 1
             return count
 
     def search(self, query: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
