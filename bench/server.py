@@ -239,24 +239,33 @@ def warm_latency(
         if symbol_queries:
             server.timed_call("workspace/symbol", {"query": symbol_queries[0]})
         latency: dict[str, list[float]] = {}
+        cpu: dict[str, list[float]] = {}
+        variants = [(mode, None) for mode in modes]
+        if filter_glob:
+            variants += [(mode, filter_glob) for mode in modes]
         for _ in range(rounds):
-            for q in queries:
-                for mode in modes:
-                    ms, _ = server.search(q, mode=mode)
-                    latency.setdefault(mode, []).append(ms)
-                    if filter_glob:
-                        ms, reply = server.search(q, mode=mode, paths=[filter_glob])
-                        latency.setdefault(f"{mode}+filter", []).append(ms)
+            for mode, glob in variants:
+                name = f"{mode}+filter" if glob else mode
+                # The server's CPU time per query: what the machine's other load cannot inflate.
+                cpu0 = server.cpu_seconds()
+                for q in queries:
+                    ms, _ = server.search(q, mode=mode, paths=[glob] if glob else None)
+                    latency.setdefault(name, []).append(ms)
+                cpu.setdefault(name, []).append(
+                    (server.cpu_seconds() - cpu0) * 1000 / max(len(queries), 1))
         out["search_ms"] = {k: summary(v) for k, v in latency.items()}
+        out["search_cpu_ms"] = {k: statistics.median(v) for k, v in cpu.items()}
         if symbol_queries:
             sym: list[float] = []
             counts: list[int] = []
+            cpu0 = server.cpu_seconds()
             for _ in range(rounds):
                 for q in symbol_queries:
                     ms, reply = server.timed_call("workspace/symbol", {"query": q})
                     sym.append(ms)
                     counts.append(len(reply.get("result") or []))
             out["symbol_ms"] = summary(sym)
+            out["symbol_cpu_ms"] = (server.cpu_seconds() - cpu0) * 1000 / max(len(sym), 1)
             out["symbol_results_mean"] = statistics.fmean(counts) if counts else 0
         out["memory_mib"] = server.memory_mib()
         if idle_s:
