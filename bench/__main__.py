@@ -33,6 +33,8 @@ class Plan:
     model_repeats: int
     raw_sample: int
     raw_repeats: int
+    ab_chunks: int
+    ab_repeats: int
     restarts: int
     cli_repeats: int
     saves: int
@@ -54,11 +56,12 @@ def plans() -> dict[str, Plan]:
     from bench.corpus import QUICK_SUBSET, SMOKE_SUBSET
 
     return {
-        "full": Plan("full", None, (128, 256), (1, 8, 32), 64, 3, 768, 3, 3, 5, 5, 10_000,
+        "full": Plan("full", None, (128, 256), (1, 8, 32), 64, 3, 768, 3, 2_000, 3, 3, 5, 5, 10_000,
                      100_000, 100_000, 40, 3, 200, 300, True, True, True, 30, 10.0),
-        "quick": Plan("quick", QUICK_SUBSET, (128, 256), (1, 16), 32, 2, 256, 2, 2, 3, 3, None,
+        "quick": Plan("quick", QUICK_SUBSET, (128, 256), (1, 16), 32, 2, 256, 2, 800, 2, 2, 3, 3,
+                      None,
                       30_000, 30_000, 20, 2, 100, 100, True, True, False, 20, 5.0),
-        "smoke": Plan("smoke", SMOKE_SUBSET, (128,), (1,), 8, 1, 32, 1, 1, 1, 1, None,
+        "smoke": Plan("smoke", SMOKE_SUBSET, (128,), (1,), 8, 1, 32, 1, 60, 1, 1, 1, 1, None,
                       1_000, 1_000, 5, 1, 10, 20, False, False, False, 5, 1.0),
     }
 
@@ -163,6 +166,19 @@ class Runner:
             raw_cpu = (idx["raw_before"]["cpu_per_chunk"] + idx["raw_after"]["cpu_per_chunk"]) / 2
             server_cpu = fresh["cpu_embed_phase_s"] / max(fresh["embedded"], 1)
             idx["ratio_embed_cpu"] = raw_cpu / server_cpu if server_cpu else None
+
+    def pipeline(self) -> None:
+        """Indexing vs the bare model on the same chunks, alternated (the 0.9x target)."""
+        from bench.model import pipeline_ab
+
+        if not hasattr(self, "encoder"):
+            from kenning.embedding import Encoder
+
+            self.encoder = Encoder.load()
+        self.r.setdefault("index", {})["ab"] = pipeline_ab(
+            self.encoder, self.ws, self.work, target_chunks=self.plan.ab_chunks,
+            repeats=self.plan.ab_repeats,
+        )
 
     def restart(self) -> None:
         from bench.server import cli_reindex, server_restarts
@@ -333,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--others-venv", default=None,
                         help="an existing venv holding the other servers")
     parser.add_argument("--only", default=None,
-                        help="comma-separated steps: model,fresh,restart,latency,symbols,quality")
+                        help="comma-separated steps: "
+                        "model,fresh,pipeline,restart,latency,symbols,quality")
     parser.add_argument("--fail-fast", action="store_true")
     args = parser.parse_args(argv)
 
@@ -355,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     runner.r["command"] = "python -m bench" + {"full": "", "quick": " --quick",
                                                "smoke": " --smoke"}[plan.name]
     steps = [("corpus", runner.corpus), ("model", runner.model), ("fresh", runner.fresh),
-             ("restart", runner.restart), ("latency", runner.latency),
+             ("pipeline", runner.pipeline), ("restart", runner.restart),
+             ("latency", runner.latency),
              ("symbols", runner.symbols), ("quality", runner.quality)]
     only = set(args.only.split(",")) | {"corpus"} if args.only else None
     try:

@@ -98,3 +98,68 @@ def token_stats(encoder: Any, inputs: Sequence[str]) -> dict[str, float]:
         "median_tokens": statistics.median(capped),
         "over_limit_share": sum(c > encoder.max_tokens for c in counts) / max(len(counts), 1),
     }
+
+
+def pipeline_ab(encoder: Any, source: Path, work: Path, *, target_chunks: int, repeats: int,
+                seed: int = 8) -> dict[str, Any]:
+    """Indexing (scan + embed, kenning's own pipeline, in process) against the bare model on
+    exactly the same chunks.
+
+    The workspace is a seeded sample of ``source``'s files holding about ``target_chunks``
+    chunks; each indexing run starts from an empty store (embedding cache included). ``ratio``
+    is the share of each run's wall time spent inside the model's calls (the model's own rate
+    over the pipeline's, measured on the very same calls, so the machine's load cannot tilt it);
+    ``ratio_alternated`` compares with separate bare-model runs over the same inputs (in the
+    indexer's batches of 128) alternated with the indexing runs, which on a shared machine
+    swings by +-15 % from run to run.
+    """
+    from bench import seeded
+    from kenning.config import Config
+    from kenning.engine import Engine
+    from kenning.indexer import EMBED_BATCH, embed_input, index_all
+
+    counts = seeded.chunk_counts(source / ".kenning" / "kenning.sqlite3")
+    ws = work / "ab-workspace"
+    seeded.write_sample(source, ws, seeded.sample_files(counts, target_chunks, seed=seed))
+    pipeline: list[float] = []
+    raw: list[float] = []
+    in_model: list[float] = []  # share of each indexing run spent inside the model's calls
+    inputs: list[str] = []
+    chunks = 0
+    real = encoder.embed_documents
+    spent = [0.0]
+
+    def timed(texts: Sequence[str], should_stop: Any = None) -> Any:
+        started = time.perf_counter()
+        try:
+            return real(texts, should_stop=should_stop)
+        finally:
+            spent[0] += time.perf_counter() - started
+
+    for i in range(repeats):
+        store = work / f"ab-store-{i}"
+        spent[0] = 0.0
+        encoder.embed_documents = timed
+        started = time.perf_counter()
+        try:
+            with Engine(ws, Config(store=store), encoder_factory=lambda _c: encoder) as engine:
+                index_all(engine)
+                assert engine.db is not None
+                chunks = engine.status().embedded
+                if not inputs:
+                    inputs = [embed_input(p, h, t) for p, h, t in engine.db.reader().execute(
+                        "SELECT f.path, c.header, c.text FROM chunks c JOIN files f"
+                        " ON f.id = c.file_id ORDER BY c.id")]
+            total = time.perf_counter() - started
+        finally:
+            encoder.embed_documents = real
+        pipeline.append(chunks / total)
+        in_model.append(spent[0] / total)
+        started = time.perf_counter()
+        for j in range(0, len(inputs), EMBED_BATCH):
+            encoder.embed_documents(inputs[j : j + EMBED_BATCH])
+        raw.append(len(inputs) / (time.perf_counter() - started))
+    ratios = [p / r for p, r in zip(pipeline, raw, strict=True)]
+    return {"chunks": chunks, "repeats": repeats, "pipeline": statistics.median(pipeline),
+            "raw": statistics.median(raw), "ratio_alternated": statistics.median(ratios),
+            "ratios": ratios, "ratio": statistics.median(in_model), "in_model": in_model}
