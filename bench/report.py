@@ -355,7 +355,8 @@ def markdown(r: dict[str, Any]) -> str:
                 continue
             s = x["symbol_ms"]
             rows.append([name, x.get("version", ""), _num(x.get("first_query_ms"), ",.0f"),
-                         f"{s['p50']:.1f}", f"{s['p95']:.1f}", f"{x.get('results_mean', 0):.0f}",
+                         f"{s['p50']:.1f}", f"{s['p95']:.1f}",
+                         f"{x.get('results_mean', x.get('symbol_results_mean', 0)):.0f}",
                          str(x.get("errors", 0))])
         parts += [
             f"#### 6. workspace/symbol side by side on the stdlib workspace "
