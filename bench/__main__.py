@@ -56,13 +56,87 @@ def plans() -> dict[str, Plan]:
     from bench.corpus import QUICK_SUBSET, SMOKE_SUBSET
 
     return {
-        "full": Plan("full", None, (128, 256), (1, 8, 32), 64, 3, 768, 3, 2_000, 3, 3, 5, 5, 10_000,
-                     100_000, 100_000, 40, 3, 200, 300, True, True, True, 30, 10.0),
-        "quick": Plan("quick", QUICK_SUBSET, (128, 256), (1, 16), 32, 2, 256, 2, 800, 2, 2, 3, 3,
-                      None,
-                      30_000, 30_000, 20, 2, 100, 100, True, True, False, 20, 5.0),
-        "smoke": Plan("smoke", SMOKE_SUBSET, (128,), (1,), 8, 1, 32, 1, 60, 1, 1, 1, 1, None,
-                      1_000, 1_000, 5, 1, 10, 20, False, False, False, 5, 1.0),
+        "full": Plan(
+            "full",
+            None,
+            (128, 256),
+            (1, 8, 32),
+            64,
+            3,
+            768,
+            3,
+            2_000,
+            3,
+            3,
+            5,
+            5,
+            10_000,
+            100_000,
+            100_000,
+            40,
+            3,
+            200,
+            300,
+            True,
+            True,
+            True,
+            30,
+            10.0,
+        ),
+        "quick": Plan(
+            "quick",
+            QUICK_SUBSET,
+            (128, 256),
+            (1, 16),
+            32,
+            2,
+            256,
+            2,
+            800,
+            2,
+            2,
+            3,
+            3,
+            None,
+            30_000,
+            30_000,
+            20,
+            2,
+            100,
+            100,
+            True,
+            True,
+            False,
+            20,
+            5.0,
+        ),
+        "smoke": Plan(
+            "smoke",
+            SMOKE_SUBSET,
+            (128,),
+            (1,),
+            8,
+            1,
+            32,
+            1,
+            60,
+            1,
+            1,
+            1,
+            1,
+            None,
+            1_000,
+            1_000,
+            5,
+            1,
+            10,
+            20,
+            False,
+            False,
+            False,
+            5,
+            1.0,
+        ),
     }
 
 
@@ -105,8 +179,9 @@ class Runner:
             if rel.suffix == ".py":
                 text = (self.ws / rel).read_text(encoding="utf-8", errors="surrogateescape")
                 self.doc_candidates += strip_docstrings(rel.as_posix(), text)[1]
-        scope = "the whole library" if self.plan.subset is None else (
-            f"a subset ({', '.join(self.plan.subset)})")
+        scope = (
+            "the whole library" if self.plan.subset is None else (f"a subset ({', '.join(self.plan.subset)})")
+        )
         self.r["corpus"] = (
             f"the standard library of Python {sys.version.split()[0]} "
             f"(`{self._stdlib()}`), {scope}, without test/, tests/, idle_test/, site-packages/ "
@@ -124,18 +199,26 @@ class Runner:
 
         p = self.plan
         encoders = load_encoders()
-        rows = graph_rows(encoders, tokens=p.model_tokens, batches=p.model_batches,
-                          texts=p.model_texts, repeats=p.model_repeats)
-        self.r["model"] = {"graphs": rows, "repeats": p.model_repeats, "texts": p.model_texts,
-                           "variants": {v: e.model_id for v, e in encoders.items()}}
+        rows = graph_rows(
+            encoders,
+            tokens=p.model_tokens,
+            batches=p.model_batches,
+            texts=p.model_texts,
+            repeats=p.model_repeats,
+        )
+        self.r["model"] = {
+            "graphs": rows,
+            "repeats": p.model_repeats,
+            "texts": p.model_texts,
+            "variants": {v: e.model_id for v, e in encoders.items()},
+        }
         del encoders
         from kenning.embedding import Encoder
 
         self.encoder = Encoder.load()  # the default, exactly what the server loads
         self.inputs = index_inputs(self.ws, self.work / "inputs-store")
         self.r["index"] = {
-            "raw_before": inputs_rate(self.encoder, self.inputs, sample=p.raw_sample,
-                                      repeats=p.raw_repeats),
+            "raw_before": inputs_rate(self.encoder, self.inputs, sample=p.raw_sample, repeats=p.raw_repeats),
             "raw_repeats": p.raw_repeats,
             "tokens": token_stats(self.encoder, self.inputs),
             "variant": self.encoder.variant,
@@ -144,8 +227,7 @@ class Runner:
     def fresh(self) -> None:
         from bench.server import did_save, fresh_index, pick_file
 
-        server, fresh = fresh_index(self.ws, "return value", timeout=3600,
-                                    idle_s=self.plan.idle_s)
+        server, fresh = fresh_index(self.ws, "return value", timeout=3600, idle_s=self.plan.idle_s)
         self.r.setdefault("index", {})["fresh"] = fresh
         try:
             target = pick_file(self.ws, 1000)
@@ -156,8 +238,9 @@ class Runner:
 
         idx = self.r["index"]
         if hasattr(self, "encoder"):
-            idx["raw_after"] = inputs_rate(self.encoder, self.inputs, sample=self.plan.raw_sample,
-                                           repeats=self.plan.raw_repeats)
+            idx["raw_after"] = inputs_rate(
+                self.encoder, self.inputs, sample=self.plan.raw_sample, repeats=self.plan.raw_repeats
+            )
             raw = (idx["raw_before"]["median"] + idx["raw_after"]["median"]) / 2
             idx["ratio_embed"] = fresh["embed_rate"] / raw
             idx["ratio_pipeline"] = fresh["pipeline_rate"] / raw
@@ -176,7 +259,10 @@ class Runner:
 
             self.encoder = Encoder.load()
         self.r.setdefault("index", {})["ab"] = pipeline_ab(
-            self.encoder, self.ws, self.work, target_chunks=self.plan.ab_chunks,
+            self.encoder,
+            self.ws,
+            self.work,
+            target_chunks=self.plan.ab_chunks,
             repeats=self.plan.ab_repeats,
         )
 
@@ -203,8 +289,7 @@ class Runner:
         return search_q, symbol_q
 
     def _symbol_names(self) -> list[str]:
-        conn = sqlite3.connect(f"file:{self.ws / '.kenning' / 'kenning.sqlite3'}?mode=ro",
-                               uri=True)
+        conn = sqlite3.connect(f"file:{self.ws / '.kenning' / 'kenning.sqlite3'}?mode=ro", uri=True)
         try:
             return sorted({str(r[0]) for r in conn.execute("SELECT name FROM symbols")})
         finally:
@@ -244,12 +329,15 @@ class Runner:
             lat["filters"][key] = f"`{glob}` ({selected:,} of {total:,} chunks)"
             log(f"latency at {key} ({total:,} chunks), filter {glob}")
             lat[key] = warm_latency(
-                ws, search_q, modes=("hybrid", "semantic", "lexical"), filter_glob=glob,
-                rounds=p.rounds, idle_s=p.idle_s if key == "100k" else 0.0,
+                ws,
+                search_q,
+                modes=("hybrid", "semantic", "lexical"),
+                filter_glob=glob,
+                rounds=p.rounds,
+                idle_s=p.idle_s if key == "100k" else 0.0,
             )
         log("workspace/symbol at the symbols index")
-        res = warm_latency(sym, [], modes=(), filter_glob=None, rounds=p.rounds,
-                           symbol_queries=symbol_q)
+        res = warm_latency(sym, [], modes=(), filter_glob=None, rounds=p.rounds, symbol_queries=symbol_q)
         res["symbols"] = lat["built"]["symbols"]["symbols"]
         lat["symbols"] = res
         if not self.args.keep:
@@ -265,8 +353,7 @@ class Runner:
         queries = queries[: p.others_queries]
         out: dict[str, Any] = {"queries": len(queries)}
         self.r["symbols"] = out
-        k = warm_latency(self.ws, [], modes=(), filter_glob=None, rounds=1,
-                         symbol_queries=queries)
+        k = warm_latency(self.ws, [], modes=(), filter_glob=None, rounds=1, symbol_queries=queries)
         out["kenning"] = {"version": "this tree", "first_query_ms": None, **k}
         if not (p.others or self.args.others):
             return
@@ -291,18 +378,22 @@ class Runner:
         ws = self.work / "nodoc"
         # With a reused --workdir the stores below are kept: an embedding cache keyed by the
         # exact model input, so only inputs that changed since are embedded again.
-        shutil.copytree(self.ws, ws, ignore=shutil.ignore_patterns(".kenning"),
-                        dirs_exist_ok=True)
+        shutil.copytree(self.ws, ws, ignore=shutil.ignore_patterns(".kenning"), dirs_exist_ok=True)
         candidates = strip_tree(ws, self.files)
         base_db = self.ws / ".kenning" / "kenning.sqlite3"
         store = self.work / "nodoc-store-optimized"
         built = quality.build_index(ws, store, "auto", base_db if base_db.exists() else None)
         with quality.open_engine(ws, store, "auto") as engine:
-            indexed = {f for f, in engine.db.reader().execute(
-                "SELECT path FROM files WHERE skip_reason IS NULL")}
+            indexed = {
+                f for (f,) in engine.db.reader().execute("SELECT path FROM files WHERE skip_reason IS NULL")
+            }
             queries = docstring_queries(candidates, p.quality_queries, seed=13, indexed=indexed)
-            q: dict[str, Any] = {"queries": len(queries), "seed": 13, "chunks": built["chunks"],
-                                 "built": {"optimized": built}}
+            q: dict[str, Any] = {
+                "queries": len(queries),
+                "seed": 13,
+                "chunks": built["chunks"],
+                "built": {"optimized": built},
+            }
             self.r["quality"] = q
             scores = quality.evaluate(engine, queries, ("lexical", "semantic", "hybrid"))
             q["optimized"] = {m: s.as_dict() for m, s in scores.items()}
@@ -322,8 +413,12 @@ class Runner:
             speedup = g["optimized"] / g["original"] if g else float("nan")
             d_sem = q["optimized"]["semantic"]["mrr@10"] - q["original"]["semantic"]["mrr@10"]
             d_hyb = q["optimized"]["hybrid"]["mrr@10"] - q["original"]["hybrid"]["mrr@10"]
-            q["gate"] = {"speedup": speedup, "delta_semantic": d_sem, "delta_hybrid": d_hyb,
-                         "passes": bool(speedup > 1.0 and d_sem >= -0.01)}
+            q["gate"] = {
+                "speedup": speedup,
+                "delta_semantic": d_sem,
+                "delta_hybrid": d_hyb,
+                "passes": bool(speedup > 1.0 and d_sem >= -0.01),
+            }
 
 
 def _get_list(r: dict[str, Any], *path: str) -> list[Any]:
@@ -338,19 +433,28 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="a tenth of the library, fewer repeats")
     mode.add_argument("--smoke", action="store_true", help="CI: a few dozen files, one repeat")
-    parser.add_argument("--output", type=Path, default=REPO / "docs" / "performance.md",
-                        help="Markdown file whose results section is (re)written")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=REPO / "docs" / "performance.md",
+        help="Markdown file whose results section is (re)written",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the raw results")
-    parser.add_argument("--workdir", type=Path, default=None,
-                        help="work here (kept) instead of a temporary directory")
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="work here (kept) instead of a temporary directory"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--others", action="store_true",
-                        help="compare with jedi-language-server and basedpyright (full: always)")
-    parser.add_argument("--others-venv", default=None,
-                        help="an existing venv holding the other servers")
-    parser.add_argument("--only", default=None,
-                        help="comma-separated steps: "
-                        "model,fresh,pipeline,restart,latency,symbols,quality")
+    parser.add_argument(
+        "--others",
+        action="store_true",
+        help="compare with jedi-language-server and basedpyright (full: always)",
+    )
+    parser.add_argument("--others-venv", default=None, help="an existing venv holding the other servers")
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,quality",
+    )
     parser.add_argument("--fail-fast", action="store_true")
     args = parser.parse_args(argv)
 
@@ -369,12 +473,19 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     runner = Runner(plan, work, args)
     runner.r["machine"] = describe()
-    runner.r["command"] = "python -m bench" + {"full": "", "quick": " --quick",
-                                               "smoke": " --smoke"}[plan.name]
-    steps = [("corpus", runner.corpus), ("model", runner.model), ("fresh", runner.fresh),
-             ("pipeline", runner.pipeline), ("restart", runner.restart),
-             ("latency", runner.latency),
-             ("symbols", runner.symbols), ("quality", runner.quality)]
+    runner.r["command"] = (
+        "python -m bench" + {"full": "", "quick": " --quick", "smoke": " --smoke"}[plan.name]
+    )
+    steps = [
+        ("corpus", runner.corpus),
+        ("model", runner.model),
+        ("fresh", runner.fresh),
+        ("pipeline", runner.pipeline),
+        ("restart", runner.restart),
+        ("latency", runner.latency),
+        ("symbols", runner.symbols),
+        ("quality", runner.quality),
+    ]
     only = set(args.only.split(",")) | {"corpus"} if args.only else None
     try:
         for name, fn in steps:

@@ -29,16 +29,47 @@ SKIP_DIRS = frozenset({"test", "tests", "idle_test", "site-packages", "__pycache
 
 # Smoke: two dozen small modules (~330 chunks: seconds to embed).
 SMOKE_SUBSET = (
-    "json", "keyword.py", "this.py", "tty.py", "token.py", "bisect.py", "colorsys.py",
-    "fnmatch.py", "linecache.py", "sched.py", "uu.py", "genericpath.py", "abc.py", "copy.py",
-    "glob.py", "shlex.py", "queue.py",
+    "json",
+    "keyword.py",
+    "this.py",
+    "tty.py",
+    "token.py",
+    "bisect.py",
+    "colorsys.py",
+    "fnmatch.py",
+    "linecache.py",
+    "sched.py",
+    "uu.py",
+    "genericpath.py",
+    "abc.py",
+    "copy.py",
+    "glob.py",
+    "shlex.py",
+    "queue.py",
 )
 # Quick: a tenth of the library or so (a few thousand chunks: a minute or two to embed).
 QUICK_SUBSET = (
-    "json", "http", "urllib", "email", "logging", "concurrent", "importlib", "csv.py",
-    "textwrap.py", "heapq.py", "shutil.py", "base64.py", "gzip.py", "argparse.py",
-    "configparser.py", "dataclasses.py", "functools.py", "pathlib.py", "subprocess.py",
-    "tempfile.py", "zipfile.py",
+    "json",
+    "http",
+    "urllib",
+    "email",
+    "logging",
+    "concurrent",
+    "importlib",
+    "csv.py",
+    "textwrap.py",
+    "heapq.py",
+    "shutil.py",
+    "base64.py",
+    "gzip.py",
+    "argparse.py",
+    "configparser.py",
+    "dataclasses.py",
+    "functools.py",
+    "pathlib.py",
+    "subprocess.py",
+    "tempfile.py",
+    "zipfile.py",
 )
 
 
@@ -162,10 +193,15 @@ def strip_docstrings(path: str, text: str) -> tuple[str, list[DocQuery]]:
             lines[first] = before.decode("utf-8", "surrogateescape") + "pass"
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             doc = expr.value.value  # type: ignore[attr-defined]
-            queries.append(DocQuery(
-                query=_first_sentence(doc), path=path, name=node.name,
-                start_line=node.lineno, end_line=node.end_lineno or node.lineno,
-            ))
+            queries.append(
+                DocQuery(
+                    query=_first_sentence(doc),
+                    path=path,
+                    name=node.name,
+                    start_line=node.lineno,
+                    end_line=node.end_lineno or node.lineno,
+                )
+            )
     return "\n".join(lines), queries
 
 
@@ -196,7 +232,8 @@ def docstring_queries(
     for q in candidates:
         seen[q.query.lower()] = seen.get(q.query.lower(), 0) + 1
     usable = [
-        q for q in candidates
+        q
+        for q in candidates
         if 4 <= len(q.query.split()) <= 40
         and seen[q.query.lower()] == 1
         and not q.query.startswith((">>>", "..", ":"))

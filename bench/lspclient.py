@@ -30,8 +30,7 @@ class BenchServer(RawServer):
     ``cmd`` defaults to kenning's server; pass another server's command line to compare.
     """
 
-    def __init__(self, *, cmd: list[str] | None = None,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(self, *, cmd: list[str] | None = None, env: dict[str, str] | None = None) -> None:
         # The workspace reaches the server through `initialize`, never as its working
         # directory: `python -m` puts that first on sys.path, and a copy of the standard
         # library there would shadow the real one (and get __pycache__ written into it).
@@ -44,8 +43,12 @@ class BenchServer(RawServer):
             return
         # Another server: the same plumbing as RawServer, another command line.
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=cwd, env={**os.environ, **(env or {})},
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
         )
         self.messages = queue.Queue()
         self.notifications = []
@@ -82,50 +85,64 @@ class BenchServer(RawServer):
 
     # -- protocol ------------------------------------------------------------------------------
 
-    def initialize_workspace(self, root: Path, options: dict[str, Any] | None = None,
-                             timeout: float = 120.0) -> dict[str, Any]:
+    def initialize_workspace(
+        self, root: Path, options: dict[str, Any] | None = None, timeout: float = 120.0
+    ) -> dict[str, Any]:
         """``initialize`` + ``initialized`` as an editor that watches files would send them (so
         kenning does not poll the disk)."""
-        resp = self.call("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(), "rootPath": str(root),
-            "capabilities": {
-                "window": {"workDoneProgress": False},
-                "workspace": {
-                    "didChangeWatchedFiles": {"dynamicRegistration": True},
-                    "symbol": {"dynamicRegistration": False},
-                    "workspaceFolders": True,
+        resp = self.call(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "rootPath": str(root),
+                "capabilities": {
+                    "window": {"workDoneProgress": False},
+                    "workspace": {
+                        "didChangeWatchedFiles": {"dynamicRegistration": True},
+                        "symbol": {"dynamicRegistration": False},
+                        "workspaceFolders": True,
+                    },
+                    "textDocument": {"synchronization": {"didSave": True}},
                 },
-                "textDocument": {"synchronization": {"didSave": True}},
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "initializationOptions": options or {},
             },
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "initializationOptions": options or {},
-        }, timeout=timeout)
+            timeout=timeout,
+        )
         self.notify("initialized", {})
         return resp
 
-    def timed_call(self, method: str, params: Any, timeout: float = 120.0
-                   ) -> tuple[float, dict[str, Any]]:
+    def timed_call(self, method: str, params: Any, timeout: float = 120.0) -> tuple[float, dict[str, Any]]:
         """(milliseconds from sending to the reply's arrival, the reply)."""
         sent = time.perf_counter()
         reply = self.call(method, params, timeout=timeout)
         return (reply[STAMP] - sent) * 1000, reply
 
-    def search(self, query: str, *, mode: str = "hybrid", limit: int = 20,
-               paths: list[str] | None = None, timeout: float = 120.0
-               ) -> tuple[float, dict[str, Any]]:
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str = "hybrid",
+        limit: int = 20,
+        paths: list[str] | None = None,
+        timeout: float = 120.0,
+    ) -> tuple[float, dict[str, Any]]:
         params: dict[str, Any] = {"query": query, "mode": mode, "limit": limit}
         if paths:
             params["filters"] = {"paths": paths}
         return self.timed_call("workspace/semanticSearch", params, timeout)
 
-    def wait_status(self, predicate: Any, timeout: float, *, after: float = 0.0
-                    ) -> dict[str, Any]:
+    def wait_status(self, predicate: Any, timeout: float, *, after: float = 0.0) -> dict[str, Any]:
         """The first ``kenning/indexStatus`` received at or after ``after`` whose params satisfy
         ``predicate`` (a notification received earlier is still looked at)."""
 
         def wanted(n: dict[str, Any]) -> bool:
-            return (n.get("method") == "kenning/indexStatus" and n.get(STAMP, 0.0) >= after
-                    and predicate(n["params"]))
+            return (
+                n.get("method") == "kenning/indexStatus"
+                and n.get(STAMP, 0.0) >= after
+                and predicate(n["params"])
+            )
 
         for n in self.notifications:
             if wanted(n):
@@ -136,9 +153,7 @@ class BenchServer(RawServer):
                 msg = self.messages.get(timeout=0.1)
             except queue.Empty:
                 if not self.alive():
-                    raise RuntimeError(
-                        "the server exited: " + "".join(self.stderr_lines[-20:])
-                    ) from None
+                    raise RuntimeError("the server exited: " + "".join(self.stderr_lines[-20:])) from None
                 continue
             if "method" in msg and "id" not in msg:
                 self.notifications.append(msg)
@@ -146,8 +161,7 @@ class BenchServer(RawServer):
                     return msg
         raise TimeoutError(f"no matching kenning/indexStatus within {timeout}s")
 
-    def wait_state(self, state: str, timeout: float = 3600.0, *, after: float = 0.0
-                   ) -> dict[str, Any]:
+    def wait_state(self, state: str, timeout: float = 3600.0, *, after: float = 0.0) -> dict[str, Any]:
         return self.wait_status(lambda p: p["state"] == state, timeout, after=after)
 
     # -- the process ---------------------------------------------------------------------------

@@ -12,8 +12,20 @@ from typing import Any
 
 # The flags that decide how fast int8 inference, HNSW distances and numpy run.
 _INTERESTING_FLAGS = (
-    "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
-    "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_int8", "amx_bf16",
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "avx512_vnni",
+    "avx_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_int8",
+    "amx_bf16",
 )
 
 

@@ -22,8 +22,9 @@ def load_encoders(threads: int = 0) -> dict[str, Any]:
     return {v: Encoder.load(variant=v, threads=threads) for v in ("original", "optimized")}
 
 
-def graph_rows(encoders: dict[str, Any], *, tokens: Sequence[int], batches: Sequence[int],
-               texts: int, repeats: int) -> list[dict[str, Any]]:
+def graph_rows(
+    encoders: dict[str, Any], *, tokens: Sequence[int], batches: Sequence[int], texts: int, repeats: int
+) -> list[dict[str, Any]]:
     """chunks/s per (tokens, batch, graph), medians; batch "default" is how the encoder runs
     by default (the optimised graph one text per call, the original under a token budget)."""
     windows = {n: code_windows(encoders["original"], texts, n) for n in tokens}
@@ -47,11 +48,13 @@ def graph_rows(encoders: dict[str, Any], *, tokens: Sequence[int], batches: Sequ
             e.token_budget, e.max_batch = defaults[v]
     return [
         {
-            "tokens": n, "batch": b,
+            "tokens": n,
+            "batch": b,
             "original": statistics.median(samples[(n, b, "original")]),
             "optimized": statistics.median(samples[(n, b, "optimized")]),
         }
-        for n in tokens for b in ["default", *map(str, batches)]
+        for n in tokens
+        for b in ["default", *map(str, batches)]
     ]
 
 
@@ -64,15 +67,19 @@ def index_inputs(root: Path, store: Path) -> list[str]:
     with Engine(root, Config(store=store)) as engine:
         scan(engine)
         assert engine.db is not None
-        rows = engine.db.reader().execute(
-            "SELECT f.path, c.header, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
-            " ORDER BY c.id"
-        ).fetchall()
+        rows = (
+            engine.db.reader()
+            .execute(
+                "SELECT f.path, c.header, c.text FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
+            )
+            .fetchall()
+        )
     return [embed_input(p, h, t) for p, h, t in rows]
 
 
-def inputs_rate(encoder: Any, inputs: Sequence[str], *, sample: int, repeats: int,
-                batch: int = 128, seed: int = 5) -> dict[str, float]:
+def inputs_rate(
+    encoder: Any, inputs: Sequence[str], *, sample: int, repeats: int, batch: int = 128, seed: int = 5
+) -> dict[str, float]:
     """chunks/s embedding a seeded sample of the index's inputs the way the indexer calls the
     encoder (``batch`` texts per ``embed_documents``); median and spread of ``repeats``."""
     rng = random.Random(seed)
@@ -86,8 +93,13 @@ def inputs_rate(encoder: Any, inputs: Sequence[str], *, sample: int, repeats: in
         rates.append(len(texts) / (time.perf_counter() - started))
         cpu.append((time.process_time() - cpu_started) / len(texts))
     # CPU seconds per chunk (all of onnxruntime's threads): what contention cannot inflate much.
-    return {"chunks": len(texts), "median": statistics.median(rates), "min": min(rates),
-            "max": max(rates), "cpu_per_chunk": statistics.median(cpu)}
+    return {
+        "chunks": len(texts),
+        "median": statistics.median(rates),
+        "min": min(rates),
+        "max": max(rates),
+        "cpu_per_chunk": statistics.median(cpu),
+    }
 
 
 def token_stats(encoder: Any, inputs: Sequence[str]) -> dict[str, float]:
@@ -100,8 +112,9 @@ def token_stats(encoder: Any, inputs: Sequence[str]) -> dict[str, float]:
     }
 
 
-def pipeline_ab(encoder: Any, source: Path, work: Path, *, target_chunks: int, repeats: int,
-                seed: int = 8) -> dict[str, Any]:
+def pipeline_ab(
+    encoder: Any, source: Path, work: Path, *, target_chunks: int, repeats: int, seed: int = 8
+) -> dict[str, Any]:
     """Indexing (scan + embed, kenning's own pipeline, in process) against the bare model on
     exactly the same chunks.
 
@@ -147,9 +160,13 @@ def pipeline_ab(encoder: Any, source: Path, work: Path, *, target_chunks: int, r
                 assert engine.db is not None
                 chunks = engine.status().embedded
                 if not inputs:
-                    inputs = [embed_input(p, h, t) for p, h, t in engine.db.reader().execute(
-                        "SELECT f.path, c.header, c.text FROM chunks c JOIN files f"
-                        " ON f.id = c.file_id ORDER BY c.id")]
+                    inputs = [
+                        embed_input(p, h, t)
+                        for p, h, t in engine.db.reader().execute(
+                            "SELECT f.path, c.header, c.text FROM chunks c JOIN files f"
+                            " ON f.id = c.file_id ORDER BY c.id"
+                        )
+                    ]
             total = time.perf_counter() - started
         finally:
             encoder.embed_documents = real
@@ -160,6 +177,13 @@ def pipeline_ab(encoder: Any, source: Path, work: Path, *, target_chunks: int, r
             encoder.embed_documents(inputs[j : j + EMBED_BATCH])
         raw.append(len(inputs) / (time.perf_counter() - started))
     ratios = [p / r for p, r in zip(pipeline, raw, strict=True)]
-    return {"chunks": chunks, "repeats": repeats, "pipeline": statistics.median(pipeline),
-            "raw": statistics.median(raw), "ratio_alternated": statistics.median(ratios),
-            "ratios": ratios, "ratio": statistics.median(in_model), "in_model": in_model}
+    return {
+        "chunks": chunks,
+        "repeats": repeats,
+        "pipeline": statistics.median(pipeline),
+        "raw": statistics.median(raw),
+        "ratio_alternated": statistics.median(ratios),
+        "ratios": ratios,
+        "ratio": statistics.median(in_model),
+        "in_model": in_model,
+    }

@@ -34,9 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["code_windows", "main", "measure", "rss_mib", "rss_report"]
 
 
-def measure(
-    encoder: Encoder, texts: Sequence[str], repeats: int, *, warmup: bool = True
-) -> dict[str, Any]:
+def measure(encoder: Encoder, texts: Sequence[str], repeats: int, *, warmup: bool = True) -> dict[str, Any]:
     """Embed ``texts`` ``repeats`` times (after a warm-up pass); median and best rates."""
     if not texts or repeats < 1:
         raise ValueError("measure needs texts and at least one repeat")
@@ -143,8 +141,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2, help="intra-op threads (0: all)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
-    parser.add_argument("--rss", choices=("original", "optimized"), default=None,
-                        help="instead: measure RSS of one variant (run each in its own process)")
+    parser.add_argument(
+        "--rss",
+        choices=("original", "optimized"),
+        default=None,
+        help="instead: measure RSS of one variant (run each in its own process)",
+    )
     args = parser.parse_args(argv)
     tokens = [int(t) for t in args.tokens.split(",")]
     batches = [int(b) for b in args.batches.split(",")]
@@ -153,12 +155,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.rss:
         report = rss_report(lambda: Encoder.load(args.model, variant=args.rss, threads=args.threads))
-        print(json.dumps({"variant": args.rss, **report}) if args.json else
-              "\n".join(f"{k}: {v:.1f}" for k, v in report.items()))
+        print(
+            json.dumps({"variant": args.rss, **report})
+            if args.json
+            else "\n".join(f"{k}: {v:.1f}" for k, v in report.items())
+        )
         return 0
     encoders = {
-        v: Encoder.load(args.model, variant=v, threads=args.threads)
-        for v in ("original", "optimized")
+        v: Encoder.load(args.model, variant=v, threads=args.threads) for v in ("original", "optimized")
     }
     texts = {n: code_windows(encoders["original"], args.texts, n) for n in tokens}
     for encoder in encoders.values():

@@ -30,27 +30,29 @@ def install(venv: Path) -> dict[str, str]:
     """Create ``venv`` with both servers; {name: version or 'unavailable: why'}."""
     python = venv / "bin" / "python"
     if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True,
-                       capture_output=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     out: dict[str, str] = {}
     for name, (dist, _) in SERVERS.items():
         proc = subprocess.run(
             [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", dist],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
         if proc.returncode != 0:
             out[name] = "unavailable: " + (proc.stderr.strip().splitlines() or ["pip failed"])[-1]
             continue
         version = subprocess.run(
             [str(python), "-c", f"from importlib.metadata import version; print(version({dist!r}))"],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         out[name] = version or "unknown"
     return out
 
 
-def measure(name: str, venv: Path, ws: Path, queries: Sequence[str], *, first_timeout: float,
-            timeout: float) -> dict[str, Any]:
+def measure(
+    name: str, venv: Path, ws: Path, queries: Sequence[str], *, first_timeout: float, timeout: float
+) -> dict[str, Any]:
     exe = venv / "bin" / SERVERS[name][1][0]
     if not exe.exists() or shutil.which(str(exe)) is None:
         return {"skipped": f"{exe.name} not installed"}
@@ -60,8 +62,7 @@ def measure(name: str, venv: Path, ws: Path, queries: Sequence[str], *, first_ti
         server.initialize_workspace(ws, timeout=120)
         out["initialize_s"] = time.perf_counter() - server.started
         try:
-            ms, reply = server.timed_call("workspace/symbol", {"query": queries[0]},
-                                          timeout=first_timeout)
+            ms, reply = server.timed_call("workspace/symbol", {"query": queries[0]}, timeout=first_timeout)
         except TimeoutError:
             return {**out, "skipped": f"no answer to the first workspace/symbol in {first_timeout:.0f}s"}
         out["first_query_ms"] = ms

@@ -36,8 +36,7 @@ class Scores:
     n: int
 
     def as_dict(self) -> dict[str, float]:
-        return {"mrr@10": self.mrr10, "recall@1": self.recall1, "recall@10": self.recall10,
-                "n": self.n}
+        return {"mrr@10": self.mrr10, "recall@1": self.recall1, "recall@10": self.recall10, "n": self.n}
 
 
 def _relevant(hit: Any, q: DocQuery) -> bool:
@@ -73,8 +72,13 @@ def build_index(root: Path, store: Path, variant: str, base_db: Path | None) -> 
             reused = _reuse_vectors(engine, base_db)
         report = embed_pending(engine)
         st = engine.status()
-    return {"chunks": st.chunks, "embedded_now": report.embedded, "reused": reused,
-            "seconds": time.perf_counter() - started, "variant": variant}
+    return {
+        "chunks": st.chunks,
+        "embedded_now": report.embedded,
+        "reused": reused,
+        "seconds": time.perf_counter() - started,
+        "variant": variant,
+    }
 
 
 def _reuse_vectors(engine: Any, base_db: Path) -> int:
@@ -82,19 +86,21 @@ def _reuse_vectors(engine: Any, base_db: Path) -> int:
     enc = engine.bind_model()
     base = sqlite3.connect(f"file:{base_db}?mode=ro", uri=True)
     try:
-        if enc is None or base.execute(
-            "SELECT value FROM meta WHERE key='model_id'"
-        ).fetchone() != (enc.model_id,):
+        if enc is None or base.execute("SELECT value FROM meta WHERE key='model_id'").fetchone() != (
+            enc.model_id,
+        ):
             return 0
     finally:
         base.close()
     db.writer.execute("ATTACH DATABASE ? AS base", (str(base_db),))
     try:
         with db.transaction() as conn:
-            return int(conn.execute(
-                "INSERT OR IGNORE INTO embeddings(key, vector) SELECT e.key, e.vector"
-                " FROM base.embeddings e WHERE e.key IN (SELECT embed_key FROM main.chunks)"
-            ).rowcount)
+            return int(
+                conn.execute(
+                    "INSERT OR IGNORE INTO embeddings(key, vector) SELECT e.key, e.vector"
+                    " FROM base.embeddings e WHERE e.key IN (SELECT embed_key FROM main.chunks)"
+                ).rowcount
+            )
     finally:
         db.writer.execute("DETACH DATABASE base")
 
@@ -114,8 +120,7 @@ def evaluate(engine: Any, queries: Sequence[DocQuery], modes: Sequence[str]) -> 
 
     out: dict[str, Scores] = {}
     for mode in modes:
-        ranked = [search(engine, SearchQuery(text=q.query, limit=K, mode=mode)).hits
-                  for q in queries]
+        ranked = [search(engine, SearchQuery(text=q.query, limit=K, mode=mode)).hits for q in queries]
         out[mode] = score(ranked, queries)
     return out
 
@@ -145,8 +150,13 @@ def current_fusion() -> dict[str, float]:
     return {k: float(getattr(s, k)) for k in FUSION_KEYS}
 
 
-def tune(engine: Any, queries: Sequence[DocQuery], *, seed: int = 21,
-         grid: dict[str, Sequence[float]] | None = None) -> dict[str, Any]:
+def tune(
+    engine: Any,
+    queries: Sequence[DocQuery],
+    *,
+    seed: int = 21,
+    grid: dict[str, Sequence[float]] | None = None,
+) -> dict[str, Any]:
     """Grid-search the fusion constants on half the queries (hybrid MRR@10); report both
     halves for the defaults and the best point."""
     import kenning.search as s
@@ -160,8 +170,7 @@ def tune(engine: Any, queries: Sequence[DocQuery], *, seed: int = 21,
     conn = engine.db.reader()
     encoder = engine.encoder()
     n = K * 3
-    dense = {q: s._dense(engine, conn, encoder.embed_query(q.query), None, max(n, 30))
-             for q in queries}
+    dense = {q: s._dense(engine, conn, encoder.embed_query(q.query), None, max(n, 30)) for q in queries}
     grid = grid or {
         "COMMON_TERM_SHARE": (0.05, 0.1, 0.2, 0.4),
         "RRF_K": (2, 5, 10, 20, 40),
@@ -174,7 +183,8 @@ def tune(engine: Any, queries: Sequence[DocQuery], *, seed: int = 21,
         share = point["COMMON_TERM_SHARE"]
         ranked = []
         values = {
-            "RRF_K": point["RRF_K"], "DENSE_WEIGHT": 1.0,
+            "RRF_K": point["RRF_K"],
+            "DENSE_WEIGHT": 1.0,
             "LEXICAL_WEIGHT": point["LEXICAL_WEIGHT"],
             "NAME_BOOST": point["boost"] / (point["RRF_K"] + 1),
             "COMMON_TERM_SHARE": share,
@@ -190,7 +200,8 @@ def tune(engine: Any, queries: Sequence[DocQuery], *, seed: int = 21,
 
     now = current_fusion()
     default = {
-        "COMMON_TERM_SHARE": now["COMMON_TERM_SHARE"], "RRF_K": now["RRF_K"],
+        "COMMON_TERM_SHARE": now["COMMON_TERM_SHARE"],
+        "RRF_K": now["RRF_K"],
         "LEXICAL_WEIGHT": now["LEXICAL_WEIGHT"] / now["DENSE_WEIGHT"],
         "boost": now["NAME_BOOST"] * (now["RRF_K"] + 1),
     }

@@ -42,60 +42,126 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
     g256 = graph.get((256, "default"))
     if g256:
         v = g256["optimized"]
-        rows.append(("embedding, optimised graph, 256 tokens (chunks/s)", _num(v, ".1f"), "≥ 60",
-                     _verdict(v, lambda x: x >= 60, lambda x: f"{x / 60:.2f}× of it")))
-        rows.append(("  original graph, 256 tokens (chunks/s)", _num(g256["original"], ".1f"),
-                     "", f"optimised is {v / g256['original']:.2f}×"))
+        rows.append(
+            (
+                "embedding, optimised graph, 256 tokens (chunks/s)",
+                _num(v, ".1f"),
+                "≥ 60",
+                _verdict(v, lambda x: x >= 60, lambda x: f"{x / 60:.2f}× of it"),
+            )
+        )
+        rows.append(
+            (
+                "  original graph, 256 tokens (chunks/s)",
+                _num(g256["original"], ".1f"),
+                "",
+                f"optimised is {v / g256['original']:.2f}×",
+            )
+        )
     g128 = graph.get((128, "default"))
     if g128:
-        rows.append(("embedding, optimised graph, 128 tokens (chunks/s)",
-                     _num(g128["optimized"], ".1f"), "", ""))
+        rows.append(
+            ("embedding, optimised graph, 128 tokens (chunks/s)", _num(g128["optimized"], ".1f"), "", "")
+        )
     ab = _get(r, "index", "ab")
     if ab:
         v = ab["ratio"]
-        rows.append((f"indexing ÷ model, same calls ({ab['chunks']:,} chunks, median of "
-                     f"{ab['repeats']})", _num(v, ".2f"), "≥ 0.9",
-                     _verdict(v, lambda x: x >= 0.9, lambda x: f"by {0.9 - x:.2f}")))
-        rows.append(("  indexing ÷ separate bare-model runs, alternated",
-                     _num(ab.get("ratio_alternated"), ".2f"), "", ""))
+        rows.append(
+            (
+                f"indexing ÷ model, same calls ({ab['chunks']:,} chunks, median of {ab['repeats']})",
+                _num(v, ".2f"),
+                "≥ 0.9",
+                _verdict(v, lambda x: x >= 0.9, lambda x: f"by {0.9 - x:.2f}"),
+            )
+        )
+        rows.append(
+            (
+                "  indexing ÷ separate bare-model runs, alternated",
+                _num(ab.get("ratio_alternated"), ".2f"),
+                "",
+                "",
+            )
+        )
     ratio = _get(r, "index", "ratio_embed")
     if ratio is not None:
-        rows.append(("  fresh stdlib over LSP: embedding phase ÷ raw sample (before/after)",
-                     _num(ratio, ".2f"), "", ""))
-        rows.append(("  the same in CPU time (raw CPU/chunk ÷ server CPU/chunk)", _num(
-            _get(r, "index", "ratio_embed_cpu"), ".2f"), "", ""))
+        rows.append(
+            (
+                "  fresh stdlib over LSP: embedding phase ÷ raw sample (before/after)",
+                _num(ratio, ".2f"),
+                "",
+                "",
+            )
+        )
+        rows.append(
+            (
+                "  the same in CPU time (raw CPU/chunk ÷ server CPU/chunk)",
+                _num(_get(r, "index", "ratio_embed_cpu"), ".2f"),
+                "",
+                "",
+            )
+        )
     fresh = _get(r, "index", "fresh")
     if fresh:
         v = fresh.get("first_lexical_s")
-        rows.append(("start → first lexical result, fresh stdlib (s)", _num(v, ".2f"), "≤ 15",
-                     _verdict(v, lambda x: x <= 15, lambda x: f"by {x - 15:.1f} s")))
-        rows.append(("start → whole stdlib lexically searchable (s)",
-                     _num(fresh.get("scan_done_s"), ".1f"), "", ""))
+        rows.append(
+            (
+                "start → first lexical result, fresh stdlib (s)",
+                _num(v, ".2f"),
+                "≤ 15",
+                _verdict(v, lambda x: x <= 15, lambda x: f"by {x - 15:.1f} s"),
+            )
+        )
+        rows.append(
+            ("start → whole stdlib lexically searchable (s)", _num(fresh.get("scan_done_s"), ".1f"), "", "")
+        )
         rows.append(("start → ready (all embedded) (s)", _num(fresh.get("ready_s"), ".0f"), "", ""))
     v = _get(r, "restart", "server", "ready_s", "p50")
     if v is not None:
-        rows.append(("unchanged restart: server start → ready, p50 (s)", _num(v, ".2f"), "≤ 1",
-                     _verdict(v, lambda x: x <= 1, lambda x: f"by {x - 1:.2f} s")))
-        rows.append(("  server start → first lexical answer, p50 (s)", _num(
-            _get(r, "restart", "server", "first_lexical_s", "p50"), ".2f"), "", ""))
+        rows.append(
+            (
+                "unchanged restart: server start → ready, p50 (s)",
+                _num(v, ".2f"),
+                "≤ 1",
+                _verdict(v, lambda x: x <= 1, lambda x: f"by {x - 1:.2f} s"),
+            )
+        )
+        rows.append(
+            (
+                "  server start → first lexical answer, p50 (s)",
+                _num(_get(r, "restart", "server", "first_lexical_s", "p50"), ".2f"),
+                "",
+                "",
+            )
+        )
     v = _get(r, "restart", "cli", "wall_s", "p50")
     if v is not None:
-        rows.append(("unchanged re-index: `kenning index`, p50 (s)", _num(v, ".2f"), "≤ 1",
-                     _verdict(v, lambda x: x <= 1, lambda x: f"by {x - 1:.2f} s")))
+        rows.append(
+            (
+                "unchanged re-index: `kenning index`, p50 (s)",
+                _num(v, ".2f"),
+                "≤ 1",
+                _verdict(v, lambda x: x <= 1, lambda x: f"by {x - 1:.2f} s"),
+            )
+        )
     save = r.get("save")
     if save:
         v = _get(save, "lexical_ms", "p50")
-        rows.append((f"didSave → findable, lexical, {save['lines']}-line file, p50 (ms)",
-                     _num(v, ".0f"), "≤ 500",
-                     _verdict(v, lambda x: x <= 500, lambda x: f"by {x - 500:.0f} ms")))
-        rows.append(("didSave → findable, semantic, p50 (ms)",
-                     _num(_get(save, "semantic_ms", "p50"), ".0f"), "", ""))
+        rows.append(
+            (
+                f"didSave → findable, lexical, {save['lines']}-line file, p50 (ms)",
+                _num(v, ".0f"),
+                "≤ 500",
+                _verdict(v, lambda x: x <= 500, lambda x: f"by {x - 500:.0f} ms"),
+            )
+        )
+        rows.append(
+            ("didSave → findable, semantic, p50 (ms)", _num(_get(save, "semantic_ms", "p50"), ".0f"), "", "")
+        )
     for size in ("10k", "100k"):
         lat = _get(r, "latency", size)
         if not lat:
             continue
-        for mode in ("hybrid", "semantic", "lexical", "hybrid+filter", "semantic+filter",
-                     "lexical+filter"):
+        for mode in ("hybrid", "semantic", "lexical", "hybrid+filter", "semantic+filter", "lexical+filter"):
             s = _get(lat, "search_ms", mode)
             if not s:
                 continue
@@ -117,12 +183,16 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
     sym = _get(r, "latency", "symbols")
     if sym and sym.get("symbol_ms"):
         v = sym["symbol_ms"]["p50"]
-        rows.append((f"workspace/symbol @ {sym['symbols']:,} symbols, p50 / p95 (ms)",
-                     f"{v:.1f} / {sym['symbol_ms']['p95']:.1f}", "p50 ≤ 10",
-                     _verdict(v, lambda x: x <= 10, lambda x: f"by {x - 10:.1f} ms")))
+        rows.append(
+            (
+                f"workspace/symbol @ {sym['symbols']:,} symbols, p50 / p95 (ms)",
+                f"{v:.1f} / {sym['symbol_ms']['p95']:.1f}",
+                "p50 ≤ 10",
+                _verdict(v, lambda x: x <= 10, lambda x: f"by {x - 10:.1f} ms"),
+            )
+        )
         if sym.get("symbol_cpu_ms") is not None:
-            rows.append(("  server CPU per workspace/symbol (ms)", _num(sym["symbol_cpu_ms"], ".1f"),
-                         "", ""))
+            rows.append(("  server CPU per workspace/symbol (ms)", _num(sym["symbol_cpu_ms"], ".1f"), "", ""))
     for size in ("10k", "100k"):
         lat = _get(r, "latency", size)
         if not lat:
@@ -131,28 +201,57 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         target, verdict = "", ""
         if size == "100k":
             target = "≤ 400"
-            verdict = _verdict(peak, lambda x: x <= 400 / 1.048576,
-                               lambda x: f"by {x * 1.048576 - 400:.0f} MB")
-        rows.append((f"server peak RSS @ {lat['chunks']:,} chunks (MiB)", _num(peak, ".0f"),
-                     target + (" MB" if target else ""), verdict))
-        rows.append((f"index on disk @ {lat['chunks']:,} chunks (bytes/chunk)",
-                     _num(lat.get("disk_per_chunk"), ",.0f"), "", ""))
+            verdict = _verdict(
+                peak, lambda x: x <= 400 / 1.048576, lambda x: f"by {x * 1.048576 - 400:.0f} MB"
+            )
+        rows.append(
+            (
+                f"server peak RSS @ {lat['chunks']:,} chunks (MiB)",
+                _num(peak, ".0f"),
+                target + (" MB" if target else ""),
+                verdict,
+            )
+        )
+        rows.append(
+            (
+                f"index on disk @ {lat['chunks']:,} chunks (bytes/chunk)",
+                _num(lat.get("disk_per_chunk"), ",.0f"),
+                "",
+                "",
+            )
+        )
     idle = _get(r, "latency", "100k", "idle") or _get(r, "index", "fresh", "idle")
     if idle:
         ok = idle["cpu_s"] <= 0.05 and idle["write_bytes"] == 0
-        rows.append((f"idle server, {idle['seconds']:.0f} s: CPU s / bytes written",
-                     f"{idle['cpu_s']:.2f} / {idle['write_bytes']:,}", "0 / 0",
-                     "met" if ok else "missed"))
+        rows.append(
+            (
+                f"idle server, {idle['seconds']:.0f} s: CPU s / bytes written",
+                f"{idle['cpu_s']:.2f} / {idle['write_bytes']:,}",
+                "0 / 0",
+                "met" if ok else "missed",
+            )
+        )
     q = r.get("quality")
     if q:
         for mode, s in q.get("optimized", {}).items():
-            rows.append((f"quality, {mode}: MRR@10 / R@1 / R@10",
-                         f"{s['mrr@10']:.3f} / {s['recall@1']:.3f} / {s['recall@10']:.3f}", "", ""))
+            rows.append(
+                (
+                    f"quality, {mode}: MRR@10 / R@1 / R@10",
+                    f"{s['mrr@10']:.3f} / {s['recall@1']:.3f} / {s['recall@10']:.3f}",
+                    "",
+                    "",
+                )
+            )
         gate = q.get("gate")
         if gate:
-            rows.append(("optimised-graph gate: faster and MRR@10 within 0.01",
-                         f"Δ semantic {gate['delta_semantic']:+.3f}, speed {gate['speedup']:.2f}×",
-                         "", "passes" if gate["passes"] else "fails"))
+            rows.append(
+                (
+                    "optimised-graph gate: faster and MRR@10 within 0.01",
+                    f"Δ semantic {gate['delta_semantic']:+.3f}, speed {gate['speedup']:.2f}×",
+                    "",
+                    "passes" if gate["passes"] else "fails",
+                )
+            )
     return rows
 
 
@@ -188,8 +287,7 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         "#### Summary",
         "",
-        _md_table(["measure", "value", "target", "verdict"],
-                  [list(row) for row in summary_rows(r)]),
+        _md_table(["measure", "value", "target", "verdict"], [list(row) for row in summary_rows(r)]),
         "",
     ]
     graphs = _get(r, "model", "graphs")
@@ -199,10 +297,19 @@ def markdown(r: dict[str, Any]) -> str:
             f"{r['model']['repeats']} interleaved repeats, {r['model']['texts']} texts of exactly "
             "N tokens; batch `default` = how the encoder runs each graph)",
             "",
-            _md_table(["tokens", "batch", "original", "optimised", "optimised ÷ original"], [
-                [str(g["tokens"]), str(g["batch"]), f"{g['original']:.1f}", f"{g['optimized']:.1f}",
-                 f"{g['optimized'] / g['original']:.2f}×"] for g in graphs
-            ]),
+            _md_table(
+                ["tokens", "batch", "original", "optimised", "optimised ÷ original"],
+                [
+                    [
+                        str(g["tokens"]),
+                        str(g["batch"]),
+                        f"{g['original']:.1f}",
+                        f"{g['optimized']:.1f}",
+                        f"{g['optimized'] / g['original']:.2f}×",
+                    ]
+                    for g in graphs
+                ],
+            ),
             "",
         ]
     idx = r.get("index")
@@ -213,38 +320,61 @@ def markdown(r: dict[str, Any]) -> str:
         parts += [
             "#### 1b/2. Indexing the standard library from scratch over LSP",
             "",
-            _md_table(["what", "value"], [
-                ["files / chunks / embedded", f"{fresh['files']:,} / {fresh['chunks']:,} / "
-                 f"{fresh['embedded']:,}"],
-                ["model input tokens per chunk: mean / median / share over the limit",
-                 f"{tok.get('mean_tokens', 0):.0f} / {tok.get('median_tokens', 0):.0f} / "
-                 f"{tok.get('over_limit_share', 0):.1%}"],
-                ["raw model on a sample of these inputs, before / after (chunks/s)",
-                 f"{raw_b['median']:.1f} / {raw_a['median']:.1f} "
-                 f"({raw_b['chunks']} chunks, median of {idx['raw_repeats']})"],
-                ["server: initialize answered (s)", f"{fresh['initialize_s']:.2f}"],
-                ["server: first lexical result (s)", _num(fresh["first_lexical_s"], ".2f")],
-                ["server: scan done (s)", f"{fresh['scan_done_s']:.1f}"],
-                ["server: embedding phase (s) / rate (chunks/s)",
-                 f"{fresh['embed_phase_s']:.0f} / {fresh['embed_rate']:.1f}"],
-                ["server: ready (s)", f"{fresh['ready_s']:.0f}"],
-                ["end-to-end embedding rate ÷ raw", f"{idx['ratio_embed']:.2f}"],
-                *([[f"in process, {idx['ab']['chunks']:,} chunks ×{idx['ab']['repeats']}: "
-                    "indexing / bare model alternated (chunks/s)",
-                    f"{idx['ab']['pipeline']:.1f} / {idx['ab']['raw']:.1f} (per pair "
-                    + ", ".join(f"{x:.2f}" for x in idx['ab']['ratios']) + "); share of the "
-                    "indexing time inside the model: "
-                    + ", ".join(f"{x:.3f}" for x in idx['ab']['in_model'])]]
-                  if idx.get("ab") else []),
-                ["CPU per chunk: raw (before/after) / server's embedding phase (ms)",
-                 f"{raw_b.get('cpu_per_chunk', 0) * 1000:.1f} / "
-                 f"{raw_a.get('cpu_per_chunk', 0) * 1000:.1f} / "
-                 f"{fresh.get('cpu_embed_phase_s', 0) / max(fresh['embedded'], 1) * 1000:.1f}"],
-                ["whole pipeline rate ÷ raw", f"{idx['ratio_pipeline']:.2f}"],
-                ["server RSS after ready: now / peak (MiB)",
-                 f"{fresh['memory_mib'].get('VmRSS', 0):.0f} / "
-                 f"{fresh['memory_mib'].get('VmHWM', 0):.0f}"],
-            ]),
+            _md_table(
+                ["what", "value"],
+                [
+                    [
+                        "files / chunks / embedded",
+                        f"{fresh['files']:,} / {fresh['chunks']:,} / {fresh['embedded']:,}",
+                    ],
+                    [
+                        "model input tokens per chunk: mean / median / share over the limit",
+                        f"{tok.get('mean_tokens', 0):.0f} / {tok.get('median_tokens', 0):.0f} / "
+                        f"{tok.get('over_limit_share', 0):.1%}",
+                    ],
+                    [
+                        "raw model on a sample of these inputs, before / after (chunks/s)",
+                        f"{raw_b['median']:.1f} / {raw_a['median']:.1f} "
+                        f"({raw_b['chunks']} chunks, median of {idx['raw_repeats']})",
+                    ],
+                    ["server: initialize answered (s)", f"{fresh['initialize_s']:.2f}"],
+                    ["server: first lexical result (s)", _num(fresh["first_lexical_s"], ".2f")],
+                    ["server: scan done (s)", f"{fresh['scan_done_s']:.1f}"],
+                    [
+                        "server: embedding phase (s) / rate (chunks/s)",
+                        f"{fresh['embed_phase_s']:.0f} / {fresh['embed_rate']:.1f}",
+                    ],
+                    ["server: ready (s)", f"{fresh['ready_s']:.0f}"],
+                    ["end-to-end embedding rate ÷ raw", f"{idx['ratio_embed']:.2f}"],
+                    *(
+                        [
+                            [
+                                f"in process, {idx['ab']['chunks']:,} chunks ×{idx['ab']['repeats']}: "
+                                "indexing / bare model alternated (chunks/s)",
+                                f"{idx['ab']['pipeline']:.1f} / {idx['ab']['raw']:.1f} (per pair "
+                                + ", ".join(f"{x:.2f}" for x in idx["ab"]["ratios"])
+                                + "); share of the "
+                                "indexing time inside the model: "
+                                + ", ".join(f"{x:.3f}" for x in idx["ab"]["in_model"]),
+                            ]
+                        ]
+                        if idx.get("ab")
+                        else []
+                    ),
+                    [
+                        "CPU per chunk: raw (before/after) / server's embedding phase (ms)",
+                        f"{raw_b.get('cpu_per_chunk', 0) * 1000:.1f} / "
+                        f"{raw_a.get('cpu_per_chunk', 0) * 1000:.1f} / "
+                        f"{fresh.get('cpu_embed_phase_s', 0) / max(fresh['embedded'], 1) * 1000:.1f}",
+                    ],
+                    ["whole pipeline rate ÷ raw", f"{idx['ratio_pipeline']:.2f}"],
+                    [
+                        "server RSS after ready: now / peak (MiB)",
+                        f"{fresh['memory_mib'].get('VmRSS', 0):.0f} / "
+                        f"{fresh['memory_mib'].get('VmHWM', 0):.0f}",
+                    ],
+                ],
+            ),
             "",
         ]
     rs = r.get("restart")
@@ -252,37 +382,79 @@ def markdown(r: dict[str, Any]) -> str:
         rows = []
         if rs.get("server"):
             s = rs["server"]
-            rows.append(["server start → first lexical answer (s)",
-                         f"{s['first_lexical_s']['p50']:.2f}", f"{s['first_lexical_s']['max']:.2f}",
-                         str(s["first_lexical_s"]["n"])])
-            rows.append(["server start → ready (s)", f"{s['ready_s']['p50']:.2f}",
-                         f"{s['ready_s']['max']:.2f}", str(s["ready_s"]["n"])])
+            rows.append(
+                [
+                    "server start → first lexical answer (s)",
+                    f"{s['first_lexical_s']['p50']:.2f}",
+                    f"{s['first_lexical_s']['max']:.2f}",
+                    str(s["first_lexical_s"]["n"]),
+                ]
+            )
+            rows.append(
+                [
+                    "server start → ready (s)",
+                    f"{s['ready_s']['p50']:.2f}",
+                    f"{s['ready_s']['max']:.2f}",
+                    str(s["ready_s"]["n"]),
+                ]
+            )
             if s.get("cpu_at_ready_s"):
-                rows.append(["  the server's CPU time until ready (s)",
-                             f"{s['cpu_at_ready_s']['p50']:.2f}",
-                             f"{s['cpu_at_ready_s']['max']:.2f}", str(s["cpu_at_ready_s"]["n"])])
+                rows.append(
+                    [
+                        "  the server's CPU time until ready (s)",
+                        f"{s['cpu_at_ready_s']['p50']:.2f}",
+                        f"{s['cpu_at_ready_s']['max']:.2f}",
+                        str(s["cpu_at_ready_s"]["n"]),
+                    ]
+                )
         if rs.get("cli"):
             c = rs["cli"]
-            rows.append(["`kenning index`, whole process (s)", f"{c['wall_s']['p50']:.2f}",
-                         f"{c['wall_s']['max']:.2f}", str(c["wall_s"]["n"])])
+            rows.append(
+                [
+                    "`kenning index`, whole process (s)",
+                    f"{c['wall_s']['p50']:.2f}",
+                    f"{c['wall_s']['max']:.2f}",
+                    str(c["wall_s"]["n"]),
+                ]
+            )
             if c.get("cpu_s"):
-                rows.append(["  its CPU time (s)", f"{c['cpu_s']['p50']:.2f}",
-                             f"{c['cpu_s']['max']:.2f}", str(c["cpu_s"]["n"])])
+                rows.append(
+                    [
+                        "  its CPU time (s)",
+                        f"{c['cpu_s']['p50']:.2f}",
+                        f"{c['cpu_s']['max']:.2f}",
+                        str(c["cpu_s"]["n"]),
+                    ]
+                )
             if c.get("scan_s"):
-                rows.append(["  of which the scan (s)", f"{c['scan_s']['p50']:.3f}",
-                             f"{c['scan_s']['max']:.3f}", str(c["scan_s"]["n"])])
-        parts += ["#### 3. Unchanged restart and re-index (stdlib)", "",
-                  _md_table(["what", "p50", "max", "n"], rows), ""]
+                rows.append(
+                    [
+                        "  of which the scan (s)",
+                        f"{c['scan_s']['p50']:.3f}",
+                        f"{c['scan_s']['max']:.3f}",
+                        str(c["scan_s"]["n"]),
+                    ]
+                )
+        parts += [
+            "#### 3. Unchanged restart and re-index (stdlib)",
+            "",
+            _md_table(["what", "p50", "max", "n"], rows),
+            "",
+        ]
     save = r.get("save")
     if save:
         parts += [
             f"#### 4. didSave → findable (`{save['file']}`, {save['lines']} lines; a function "
             "appended, then polled every 10 ms)",
             "",
-            _md_table(["half", "p50 (ms)", "max (ms)", "n"], [
-                [k.split("_")[0], f"{save[k]['p50']:.0f}", f"{save[k]['max']:.0f}",
-                 str(save[k]["n"])] for k in ("lexical_ms", "semantic_ms") if save[k]["n"]
-            ]),
+            _md_table(
+                ["half", "p50 (ms)", "max (ms)", "n"],
+                [
+                    [k.split("_")[0], f"{save[k]['p50']:.0f}", f"{save[k]['max']:.0f}", str(save[k]["n"])]
+                    for k in ("lexical_ms", "semantic_ms")
+                    if save[k]["n"]
+                ],
+            ),
             "",
         ]
     lat = r.get("latency")
@@ -294,8 +466,17 @@ def markdown(r: dict[str, Any]) -> str:
                 continue
             for mode, s in x["search_ms"].items():
                 cpu = x.get("search_cpu_ms", {}).get(mode)
-                rows.append([f"{x['chunks']:,}", mode, f"{s['p50']:.1f}", f"{s['p95']:.1f}",
-                             f"{s['max']:.1f}", _num(cpu, ".1f"), str(s["n"])])
+                rows.append(
+                    [
+                        f"{x['chunks']:,}",
+                        mode,
+                        f"{s['p50']:.1f}",
+                        f"{s['p95']:.1f}",
+                        f"{s['max']:.1f}",
+                        _num(cpu, ".1f"),
+                        str(s["n"]),
+                    ]
+                )
         parts += [
             "#### 5. workspace/semanticSearch, warm, over LSP (ms; query embedding included; "
             "the server's CPU time per query is the median over rounds of its CPU time across "
@@ -312,12 +493,31 @@ def markdown(r: dict[str, Any]) -> str:
             parts += [
                 "Large indexes (scan by kenning, vectors reused from the base corpus):",
                 "",
-                _md_table(["index", "files", "chunks", "symbols", "exact vectors",
-                           "perturbed vectors", "embedded by the model", "build (s)"], [
-                    [k, f"{b['files']:,}", f"{b['chunks']:,}", f"{b['symbols']:,}",
-                     f"{b['exact']:,}", f"{b['perturbed']:,}", f"{b['embedded_by_model']:,}",
-                     f"{b['total_s']:.0f}"] for k, b in built.items()
-                ]),
+                _md_table(
+                    [
+                        "index",
+                        "files",
+                        "chunks",
+                        "symbols",
+                        "exact vectors",
+                        "perturbed vectors",
+                        "embedded by the model",
+                        "build (s)",
+                    ],
+                    [
+                        [
+                            k,
+                            f"{b['files']:,}",
+                            f"{b['chunks']:,}",
+                            f"{b['symbols']:,}",
+                            f"{b['exact']:,}",
+                            f"{b['perturbed']:,}",
+                            f"{b['embedded_by_model']:,}",
+                            f"{b['total_s']:.0f}",
+                        ]
+                        for k, b in built.items()
+                    ],
+                ),
                 "",
             ]
         rows = []
@@ -326,14 +526,32 @@ def markdown(r: dict[str, Any]) -> str:
             if not x:
                 continue
             mem = x.get("memory_mib", {})
-            rows.append([key, f"{x['chunks']:,}", f"{x['ready_s']:.1f}",
-                         f"{mem.get('VmRSS', 0):.0f}", f"{mem.get('VmHWM', 0):.0f}",
-                         f"{x['disk_bytes'] / 2**20:.0f}", f"{x['disk_per_chunk']:,.0f}"])
+            rows.append(
+                [
+                    key,
+                    f"{x['chunks']:,}",
+                    f"{x['ready_s']:.1f}",
+                    f"{mem.get('VmRSS', 0):.0f}",
+                    f"{mem.get('VmHWM', 0):.0f}",
+                    f"{x['disk_bytes'] / 2**20:.0f}",
+                    f"{x['disk_per_chunk']:,.0f}",
+                ]
+            )
         parts += [
             "#### 7. Memory and disk (server started on the prebuilt index, after the queries)",
             "",
-            _md_table(["index", "chunks", "start → ready (s)", "RSS (MiB)", "peak RSS (MiB)",
-                       "store (MiB)", "bytes/chunk"], rows),
+            _md_table(
+                [
+                    "index",
+                    "chunks",
+                    "start → ready (s)",
+                    "RSS (MiB)",
+                    "peak RSS (MiB)",
+                    "store (MiB)",
+                    "bytes/chunk",
+                ],
+                rows,
+            ),
             "",
         ]
         idle = _get(lat, "100k", "idle")
@@ -354,16 +572,33 @@ def markdown(r: dict[str, Any]) -> str:
                 rows.append([name, x.get("version", ""), "—", "—", "—", "—", x["skipped"]])
                 continue
             s = x["symbol_ms"]
-            rows.append([name, x.get("version", ""), _num(x.get("first_query_ms"), ",.0f"),
-                         f"{s['p50']:.1f}", f"{s['p95']:.1f}",
-                         f"{x.get('results_mean', x.get('symbol_results_mean', 0)):.0f}",
-                         str(x.get("errors", 0))])
+            rows.append(
+                [
+                    name,
+                    x.get("version", ""),
+                    _num(x.get("first_query_ms"), ",.0f"),
+                    f"{s['p50']:.1f}",
+                    f"{s['p95']:.1f}",
+                    f"{x.get('results_mean', x.get('symbol_results_mean', 0)):.0f}",
+                    str(x.get("errors", 0)),
+                ]
+            )
         parts += [
             f"#### 6. workspace/symbol side by side on the stdlib workspace "
             f"({sym.get('queries', 0)} queries, warm after a first one)",
             "",
-            _md_table(["server", "version", "first query (ms)", "p50 (ms)", "p95 (ms)",
-                       "results (mean)", "errors / notes"], rows),
+            _md_table(
+                [
+                    "server",
+                    "version",
+                    "first query (ms)",
+                    "p50 (ms)",
+                    "p95 (ms)",
+                    "results (mean)",
+                    "errors / notes",
+                ],
+                rows,
+            ),
             "",
         ]
     q = r.get("quality")
@@ -371,8 +606,16 @@ def markdown(r: dict[str, Any]) -> str:
         rows = []
         for variant in ("optimized", "original"):
             for mode, s in q.get(variant, {}).items():
-                rows.append([variant, mode, f"{s['mrr@10']:.3f}", f"{s['recall@1']:.3f}",
-                             f"{s['recall@10']:.3f}", str(s["n"])])
+                rows.append(
+                    [
+                        variant,
+                        mode,
+                        f"{s['mrr@10']:.3f}",
+                        f"{s['recall@1']:.3f}",
+                        f"{s['recall@10']:.3f}",
+                        str(s["n"]),
+                    ]
+                )
         parts += [
             f"#### Retrieval quality ({q['queries']} docstring queries, seed {q['seed']}, "
             f"{q['chunks']:,} chunks without docstrings)",
@@ -392,20 +635,33 @@ def markdown(r: dict[str, Any]) -> str:
             ]
         t = q.get("tuning")
         if t:
+
             def point(p: dict[str, Any]) -> str:
-                return (f"RRF_K {p['RRF_K']:g}, LEXICAL_WEIGHT {p['LEXICAL_WEIGHT']:g} "
-                        f"(DENSE_WEIGHT 1), NAME_BOOST {p['boost']:g}/(RRF_K+1), "
-                        f"COMMON_TERM_SHARE {p['COMMON_TERM_SHARE']:g}")
+                return (
+                    f"RRF_K {p['RRF_K']:g}, LEXICAL_WEIGHT {p['LEXICAL_WEIGHT']:g} "
+                    f"(DENSE_WEIGHT 1), NAME_BOOST {p['boost']:g}/(RRF_K+1), "
+                    f"COMMON_TERM_SHARE {p['COMMON_TERM_SHARE']:g}"
+                )
+
             parts += [
                 f"Fusion tuning (hybrid MRR@10; {t['points']} grid points on "
                 f"{t['tune_queries']} queries, checked on the other {t['held_out_queries']}):",
                 "",
-                _md_table(["constants", "tuning half", "held-out half"], [
-                    ["now: " + point(t["default"]), f"{t['default']['tune_mrr']:.3f}",
-                     f"{t['default']['held_mrr']:.3f}"],
-                    ["best: " + point(t["best"]), f"{t['best']['tune_mrr']:.3f}",
-                     f"{t['best']['held_mrr']:.3f}"],
-                ]),
+                _md_table(
+                    ["constants", "tuning half", "held-out half"],
+                    [
+                        [
+                            "now: " + point(t["default"]),
+                            f"{t['default']['tune_mrr']:.3f}",
+                            f"{t['default']['held_mrr']:.3f}",
+                        ],
+                        [
+                            "best: " + point(t["best"]),
+                            f"{t['best']['tune_mrr']:.3f}",
+                            f"{t['best']['held_mrr']:.3f}",
+                        ],
+                    ],
+                ),
                 "",
             ]
     parts.append(END)

@@ -39,9 +39,9 @@ def chunk_counts(store_db: Path, table: str = "chunks") -> dict[str, int]:
     conn = sqlite3.connect(f"file:{store_db}?mode=ro", uri=True)
     try:
         return {
-            str(p): int(n) for p, n in conn.execute(
-                f"SELECT f.path, count(*) FROM {table} c JOIN files f ON f.id = c.file_id"
-                " GROUP BY f.path"
+            str(p): int(n)
+            for p, n in conn.execute(
+                f"SELECT f.path, count(*) FROM {table} c JOIN files f ON f.id = c.file_id GROUP BY f.path"
             )
         }
     finally:
@@ -68,8 +68,7 @@ def write_sample(base_root: Path, dest: Path, files: list[str]) -> None:
         shutil.copy2(base_root / rel, target)
 
 
-def write_replicas(base_root: Path, dest: Path, counts: dict[str, int], target: int,
-                   *, seed: int = 2) -> int:
+def write_replicas(base_root: Path, dest: Path, counts: dict[str, int], target: int, *, seed: int = 2) -> int:
     """The whole base corpus plus ``copy<N>/`` replicas of its ``.py`` files until about
     ``target`` chunks; returns the number of copies started."""
     shutil.copytree(base_root, dest, ignore=shutil.ignore_patterns(".kenning"))
@@ -154,8 +153,7 @@ def seed_embeddings(engine: Any, base_db: Path, *, seed: int = 3) -> dict[str, i
         keys.append(bytes(key))
     for start in range(0, len(keys), 4096):
         with db.transaction() as conn:
-            db.put_embeddings(conn, keys[start : start + 4096],
-                              np.stack(vecs[start : start + 4096]))
+            db.put_embeddings(conn, keys[start : start + 4096], np.stack(vecs[start : start + 4096]))
     with db.transaction() as conn:
         db.set_meta(conn, "model_id", model_id)
         db.set_meta(conn, "model_dim", model_dim)

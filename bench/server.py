@@ -29,8 +29,12 @@ def pct(values: Sequence[float], p: float) -> float:
 
 
 def summary(values: Sequence[float]) -> dict[str, float]:
-    return {"n": len(values), "p50": pct(values, 50), "p95": pct(values, 95),
-            "max": max(values) if values else float("nan")}
+    return {
+        "n": len(values),
+        "p50": pct(values, 50),
+        "p95": pct(values, 95),
+        "max": max(values) if values else float("nan"),
+    }
 
 
 def dir_size(path: Path) -> int:
@@ -60,8 +64,7 @@ def idle_cost(server: BenchServer, seconds: float) -> dict[str, float]:
 # -- 2: a fresh workspace ---------------------------------------------------------------------
 
 
-def fresh_index(ws: Path, probe: str, *, timeout: float, idle_s: float) -> tuple[BenchServer,
-                                                                                   dict[str, Any]]:
+def fresh_index(ws: Path, probe: str, *, timeout: float, idle_s: float) -> tuple[BenchServer, dict[str, Any]]:
     """Start the server on a never-indexed workspace: first lexical result, scan done, ready.
 
     Returns the (still running, ready) server for the next measures."""
@@ -121,8 +124,7 @@ def server_restarts(ws: Path, probe: str, repeats: int) -> dict[str, Any]:
             cpu.append(server.cpu_seconds())  # CPU the server used to get there
         finally:
             server.stop()
-    return {"ready_s": summary(ready), "first_lexical_s": summary(first),
-            "cpu_at_ready_s": summary(cpu)}
+    return {"ready_s": summary(ready), "first_lexical_s": summary(first), "cpu_at_ready_s": summary(cpu)}
 
 
 def cli_reindex(ws: Path, repeats: int) -> dict[str, Any]:
@@ -133,7 +135,9 @@ def cli_reindex(ws: Path, repeats: int) -> dict[str, Any]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run(
             [sys.executable, "-m", "kenning", "index", "--root", str(ws), "-v"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         times.append(time.perf_counter() - started)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -141,8 +145,7 @@ def cli_reindex(ws: Path, repeats: int) -> dict[str, Any]:
         for line in proc.stderr.splitlines():
             if "scanned" in line and " in " in line:
                 scans.append(float(line.split(" in ")[1].split("s")[0]))
-    return {"wall_s": summary(times), "cpu_s": summary(cpu),
-            "scan_s": summary(scans) if scans else None}
+    return {"wall_s": summary(times), "cpu_s": summary(cpu), "scan_s": summary(scans) if scans else None}
 
 
 # -- 4: didSave -------------------------------------------------------------------------------
@@ -157,8 +160,9 @@ def pick_file(ws: Path, lines: int = 1000) -> Path:
     return best
 
 
-def did_save(server: BenchServer, ws: Path, path: Path, repeats: int,
-             timeout: float = 120.0) -> dict[str, Any]:
+def did_save(
+    server: BenchServer, ws: Path, path: Path, repeats: int, timeout: float = 120.0
+) -> dict[str, Any]:
     """Append a new function to ``path``, send didSave, poll until lexical (then semantic)
     search finds it. The file is restored afterwards."""
     original = path.read_text(encoding="utf-8")
@@ -187,11 +191,16 @@ def did_save(server: BenchServer, ws: Path, path: Path, repeats: int,
                         found_lexical = reply[STAMP] - sent
                 else:
                     _, reply = server.search(
-                        f"sort ledger records by settlement date number {i}", mode="semantic",
-                        limit=5, paths=[rel],
+                        f"sort ledger records by settlement date number {i}",
+                        mode="semantic",
+                        limit=5,
+                        paths=[rel],
                     )
-                    if any(r["range"]["start"]["line"] <= def_line <= r["range"]["end"]["line"]
-                           and r["match"]["denseRank"] for r in _results(reply)):
+                    if any(
+                        r["range"]["start"]["line"] <= def_line <= r["range"]["end"]["line"]
+                        and r["match"]["denseRank"]
+                        for r in _results(reply)
+                    ):
                         found_semantic = reply[STAMP] - sent
                 time.sleep(0.01)
             if found_lexical is not None:
@@ -251,8 +260,7 @@ def warm_latency(
                 for q in queries:
                     ms, _ = server.search(q, mode=mode, paths=[glob] if glob else None)
                     latency.setdefault(name, []).append(ms)
-                cpu.setdefault(name, []).append(
-                    (server.cpu_seconds() - cpu0) * 1000 / max(len(queries), 1))
+                cpu.setdefault(name, []).append((server.cpu_seconds() - cpu0) * 1000 / max(len(queries), 1))
         out["search_ms"] = {k: summary(v) for k, v in latency.items()}
         out["search_cpu_ms"] = {k: statistics.median(v) for k, v in cpu.items()}
         if symbol_queries:

@@ -17,8 +17,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--slow", action="store_true", default=False,
-                     help="run the long loops (crash rounds, fuzz cases) at full size")
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="run the long loops (crash rounds, fuzz cases) at full size",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -61,7 +65,7 @@ FILES: dict[str, str] = {
                 time.sleep(policy.backoff(attempt))
                 attempt += 1
     ''',
-    "geometry.py": '''
+    "geometry.py": """
         import math
 
 
@@ -71,8 +75,8 @@ FILES: dict[str, str] = {
 
         def distance(a: tuple[float, float], b: tuple[float, float]) -> float:
             return math.hypot(a[0] - b[0], a[1] - b[1])
-    ''',
-    "web/headers.js": '''
+    """,
+    "web/headers.js": """
         // Turn a raw header block into a map of lower-cased names to values.
         export function parseHttpHeader(raw) {
           const headers = new Map();
@@ -87,8 +91,8 @@ FILES: dict[str, str] = {
           constructor() { this.cookies = []; }
           add(cookie) { this.cookies.push(cookie); }
         }
-    ''',
-    "server/db.go": '''
+    """,
+    "server/db.go": """
         package server
 
         import "database/sql"
@@ -101,8 +105,8 @@ FILES: dict[str, str] = {
             }
             return db, db.Ping()
         }
-    ''',
-    "docs/guide.md": '''
+    """,
+    "docs/guide.md": """
         # Guide
 
         Install the tool, then configure it.
@@ -120,7 +124,7 @@ FILES: dict[str, str] = {
         | key | meaning |
         |-----|---------|
         | retries | how many times an upload is attempted |
-    ''',
+    """,
 }
 
 
@@ -140,6 +144,11 @@ def workspace(tmp_path: Path) -> Path:
 def git_init(root: Path) -> None:
     git = shutil.which("git")
     assert git, "git is needed for these tests"
-    for args in (["init", "-q"], ["config", "user.email", "t@example.com"],
-                 ["config", "user.name", "t"], ["add", "-A"], ["commit", "-qm", "init"]):
+    for args in (
+        ["init", "-q"],
+        ["config", "user.email", "t@example.com"],
+        ["config", "user.name", "t"],
+        ["add", "-A"],
+        ["commit", "-qm", "init"],
+    ):
         subprocess.run([git, *args], cwd=root, check=True, capture_output=True)

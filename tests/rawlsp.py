@@ -19,8 +19,12 @@ SERVER_CMD = [sys.executable, "-m", "kenning", "serve"]
 class RawServer:
     def __init__(self, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            SERVER_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=cwd, env={**os.environ, **(env or {})},
+            SERVER_CMD,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
         )
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         self.notifications: list[dict[str, Any]] = []
@@ -93,12 +97,16 @@ class RawServer:
         return self.wait_response(self.request(method, params), timeout)
 
     def initialize(self, root: Path, options: dict[str, Any] | None = None) -> dict[str, Any]:
-        resp = self.call("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(),
-            "capabilities": {"window": {"workDoneProgress": False}},
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "initializationOptions": options or {},
-        })
+        resp = self.call(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "capabilities": {"window": {"workDoneProgress": False}},
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "initializationOptions": options or {},
+            },
+        )
         self.notify("initialized", {})
         return resp
 

@@ -17,13 +17,17 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_bench_smoke_runs_every_measure(tmp_path: Path) -> None:
     output = tmp_path / "performance.md"
-    output.write_text("# notes kept around the results\n\n<!-- bench:results:start -->\nold\n"
-                      "<!-- bench:results:end -->\n\ntrailing analysis\n")
+    output.write_text(
+        "# notes kept around the results\n\n<!-- bench:results:start -->\nold\n"
+        "<!-- bench:results:end -->\n\ntrailing analysis\n"
+    )
     results = tmp_path / "results.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--smoke", "--output", str(output), "--json",
-         str(results)],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "bench", "--smoke", "--output", str(output), "--json", str(results)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]

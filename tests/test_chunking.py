@@ -57,8 +57,22 @@ def check_invariants(text: str, result: ChunkedFile, max_chars: int) -> None:
 
 
 SYMBOL_KINDS = {
-    "class", "interface", "struct", "enum", "trait", "type", "function", "method",
-    "constructor", "module", "namespace", "constant", "variable", "field", "property", "macro",
+    "class",
+    "interface",
+    "struct",
+    "enum",
+    "trait",
+    "type",
+    "function",
+    "method",
+    "constructor",
+    "module",
+    "namespace",
+    "constant",
+    "variable",
+    "field",
+    "property",
+    "macro",
 }
 
 
@@ -922,22 +936,89 @@ def test_max_chars_must_be_positive() -> None:
 # ---- properties ---------------------------------------------------------------------------
 
 _PYTHON_LINES = [
-    "def f(x):", "    return x", "class A(B):", "    def m(self):", "        pass",
-    "    @property", "@decorator", "# comment", "", "", "x = 1", "X_MAX = 2", "if x:",
-    "    y = 2", "else:", '    """doc"""', '"""', ")", "    ]", "async def g():",
-    "        await h()", "\tmixed = 1", "lambda: (", "x" * 90,
+    "def f(x):",
+    "    return x",
+    "class A(B):",
+    "    def m(self):",
+    "        pass",
+    "    @property",
+    "@decorator",
+    "# comment",
+    "",
+    "",
+    "x = 1",
+    "X_MAX = 2",
+    "if x:",
+    "    y = 2",
+    "else:",
+    '    """doc"""',
+    '"""',
+    ")",
+    "    ]",
+    "async def g():",
+    "        await h()",
+    "\tmixed = 1",
+    "lambda: (",
+    "x" * 90,
 ]
 _C_LIKE_LINES = [
-    "{", "}", "};", "function f() {", "int f(void) {", "class A {", "struct S {",
-    "fn f() {", "func f() {", "impl A {", "// comment", "/** doc */", "return 1;", "",
-    "", "#define X(a) a", "#ifdef X", "#endif", "x = 1;", "namespace n {", "interface I {",
-    "type T = {", "export const g = () => {", "pub fn h(&self) -> u8 {", "@Override",
-    "public void m() {", "template <typename T>", "enum E { A, B }", "y" * 90,
+    "{",
+    "}",
+    "};",
+    "function f() {",
+    "int f(void) {",
+    "class A {",
+    "struct S {",
+    "fn f() {",
+    "func f() {",
+    "impl A {",
+    "// comment",
+    "/** doc */",
+    "return 1;",
+    "",
+    "",
+    "#define X(a) a",
+    "#ifdef X",
+    "#endif",
+    "x = 1;",
+    "namespace n {",
+    "interface I {",
+    "type T = {",
+    "export const g = () => {",
+    "pub fn h(&self) -> u8 {",
+    "@Override",
+    "public void m() {",
+    "template <typename T>",
+    "enum E { A, B }",
+    "y" * 90,
 ]
 _MARKDOWN_LINES = [
-    "# H1", "## H2", "### H3", "Title", "===", "---", "```", "~~~", "```py", "$$", "| a | b |",
-    "|---|---|", "- item", "  continued", "1. first", "* star", "> quote", "", "", "",
-    "text words here", "    indented code", "<div>", "***", "+++", "z" * 90,
+    "# H1",
+    "## H2",
+    "### H3",
+    "Title",
+    "===",
+    "---",
+    "```",
+    "~~~",
+    "```py",
+    "$$",
+    "| a | b |",
+    "|---|---|",
+    "- item",
+    "  continued",
+    "1. first",
+    "* star",
+    "> quote",
+    "",
+    "",
+    "",
+    "text words here",
+    "    indented code",
+    "<div>",
+    "***",
+    "+++",
+    "z" * 90,
 ]
 
 
@@ -945,9 +1026,7 @@ def _lines(vocabulary: list[str]) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(vocabulary), max_size=60).map("\n".join)
 
 
-_PROPERTY_SETTINGS = settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+_PROPERTY_SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_PROPERTY_SETTINGS
@@ -974,7 +1053,6 @@ def test_property_markdown(text: str, max_chars: int) -> None:
 
 
 @_PROPERTY_SETTINGS
-@given(text=st.text(st.sampled_from("ab \n\t\x0c\u2028é{}#"), max_size=400),
-       max_chars=st.integers(1, 120))
+@given(text=st.text(st.sampled_from("ab \n\t\x0c\u2028é{}#"), max_size=400), max_chars=st.integers(1, 120))
 def test_property_text_windows(text: str, max_chars: int) -> None:
     check_invariants(text, chunk_source("x.txt", text, "text", max_chars=max_chars), max_chars)

@@ -13,8 +13,14 @@ import pytest
 def kenning(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     import os
 
-    return subprocess.run([sys.executable, "-m", "kenning", *args], capture_output=True,
-                          text=True, timeout=600, check=False, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -33,16 +39,20 @@ def test_search_json_shape(indexed: Path) -> None:
     assert set(data) >= {"results", "index"}
     assert data["index"]["files"] == 5 and data["index"]["embedded"] == data["index"]["chunks"]
     first = data["results"][0]
-    assert set(first) == {"path", "start_line", "end_line", "score", "preview", "symbol",
-                          "language", "match"}
+    assert set(first) == {"path", "start_line", "end_line", "score", "preview", "symbol", "language", "match"}
     assert first["path"] == "uploads.py" and set(first["match"]) == {"dense_rank", "lexical_rank"}
     assert len(data["results"]) <= 3
 
 
 def test_search_from_inside_the_root_and_modes(indexed: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "kenning", "search", "parseHttpHeader", "--mode",
-                          "lexical", "--json"], cwd=indexed, capture_output=True, text=True,
-                         timeout=600, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "kenning", "search", "parseHttpHeader", "--mode", "lexical", "--json"],
+        cwd=indexed,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     results = json.loads(out.stdout)["results"]
     assert results[0]["path"] == "web/headers.js"
     assert all(r["match"]["dense_rank"] is None for r in results)

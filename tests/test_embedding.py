@@ -144,9 +144,7 @@ def test_default_model_loads_without_importing_its_packages(tmp_path: Path) -> N
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "KENNING_CACHE_DIR": str(tmp_path)}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[1] / "server"), *sys.path])
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["384", "1.0", "[]"]
 
@@ -502,9 +500,7 @@ def test_user_model_directory(model_dir: Path, original: Encoder) -> None:
     assert encoder.model_id.startswith("my-minilm:")
     assert encoder.dim == 384
     texts = list(CODE.values())
-    np.testing.assert_allclose(
-        encoder.embed_documents(texts), original.embed_documents(texts), atol=1e-6
-    )
+    np.testing.assert_allclose(encoder.embed_documents(texts), original.embed_documents(texts), atol=1e-6)
 
 
 def test_user_model_settings(model_dir: Path, original: Encoder) -> None:

@@ -71,8 +71,7 @@ def test_filters_apply_before_ranking(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
         index_all(engine)
         q = "retry failed uploads"
-        assert set(paths(search(engine, SearchQuery(q, languages=("javascript",))))) == {
-            "web/headers.js"}
+        assert set(paths(search(engine, SearchQuery(q, languages=("javascript",))))) == {"web/headers.js"}
         assert set(paths(search(engine, SearchQuery(q, paths=("docs/**",))))) == {"docs/guide.md"}
         assert set(paths(search(engine, SearchQuery(q, extensions=("go",))))) == {"server/db.go"}
         both = search(engine, SearchQuery(q, paths=("web/**", "server/**")))
@@ -89,9 +88,7 @@ def test_incremental_add_change_delete(workspace: Path, encoder) -> None:
         unchanged = scan(engine)
         assert unchanged.files_changed == 0 and unchanged.files_unchanged == 5
 
-        (workspace / "geometry.py").write_text(
-            "def triangle_perimeter(a, b, c):\n    return a + b + c\n"
-        )
+        (workspace / "geometry.py").write_text("def triangle_perimeter(a, b, c):\n    return a + b + c\n")
         (workspace / "new.py").write_text("def zebra_stripes_counter():\n    return 42\n")
         (workspace / "server" / "db.go").unlink()
         report = scan(engine)
@@ -145,7 +142,8 @@ def test_corrupt_vector_file_is_rebuilt(workspace: Path, encoder) -> None:
         _, embed_report = index_all(engine)
         assert embed_report.embedded == 0  # rebuilt from stored vectors, not re-embedded
         assert search(engine, SearchQuery("area of a circle", mode="semantic")).hits[0].symbol == (
-            "circle_area")
+            "circle_area"
+        )
 
 
 def test_corrupt_database_is_moved_aside_and_rebuilt(workspace: Path, encoder) -> None:
@@ -193,8 +191,7 @@ def test_vectors_reconciled_after_unsaved_changes(workspace: Path, encoder) -> N
         assert engine.vectors is not None
         live = set(engine.db.embedded_chunk_ids().tolist())  # type: ignore[union-attr]
         assert set(engine.vectors.keys().tolist()) == live
-        assert search(engine, SearchQuery("quokka habitat", mode="semantic")).hits[0].path == (
-            "late.py")
+        assert search(engine, SearchQuery("quokka habitat", mode="semantic")).hits[0].path == ("late.py")
 
 
 def test_second_writer_is_refused_and_reader_works(workspace: Path, encoder) -> None:
@@ -233,8 +230,9 @@ def test_similar_excludes_the_selection(workspace: Path, encoder) -> None:
         index_all(engine)
         response = similar(engine, "geometry.py", 4, 5, limit=5)
         assert response.hits
-        assert all(not (h.path == "geometry.py" and h.start_line <= 5 and h.end_line >= 4)
-                   for h in response.hits)
+        assert all(
+            not (h.path == "geometry.py" and h.start_line <= 5 and h.end_line >= 4) for h in response.hits
+        )
 
 
 def test_symbols_fuzzy(workspace: Path, encoder) -> None:
@@ -264,9 +262,7 @@ def test_vector_file_keys_match_chunks(workspace: Path, encoder) -> None:
         assert np.array_equal(keys, np.sort(engine.db.embedded_chunk_ids()))
 
 
-def test_embedding_cache_survives_a_branch_switch_and_is_pruned_when_large(
-    workspace: Path, encoder
-) -> None:
+def test_embedding_cache_survives_a_branch_switch_and_is_pruned_when_large(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
         index_all(engine)
         original = (workspace / "geometry.py").read_text()
@@ -307,8 +303,7 @@ def test_read_only_engine_follows_the_writer(workspace: Path, encoder) -> None:
         try:
             assert reader.read_only
             finder = SymbolSearch(reader)
-            assert not [h for h in finder.find("walrus_counter", 5)
-                        if h.symbol.name == "walrus_counter"]
+            assert not [h for h in finder.find("walrus_counter", 5) if h.symbol.name == "walrus_counter"]
             (workspace / "walrus.py").write_text("def walrus_counter(n):\n    return n\n")
             scan(writer)
             embed_pending(writer)

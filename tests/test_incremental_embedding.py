@@ -91,9 +91,7 @@ def test_restart_reconciles_once_then_trusts_the_graph(workspace: Path) -> None:
         assert engine.vectors_in_step
 
 
-def test_a_failed_scan_makes_the_next_job_reconcile(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_failed_scan_makes_the_next_job_reconcile(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     enc = FakeEncoder()
     with _engine(workspace, enc) as engine:
         index_all(engine)
@@ -128,20 +126,26 @@ def test_another_model_clears_the_watermark_and_embeds_everything(workspace: Pat
 
 def _pending_the_slow_way(engine: Engine) -> int:
     assert engine.db is not None
-    return int(engine.db.reader().execute(
-        "SELECT count(*) FROM chunks c WHERE NOT EXISTS"
-        " (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key)"
-    ).fetchone()[0])
+    return int(
+        engine.db.reader()
+        .execute(
+            "SELECT count(*) FROM chunks c WHERE NOT EXISTS"
+            " (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key)"
+        )
+        .fetchone()[0]
+    )
 
 
 def test_counts_stay_exact_through_a_cancelled_pass(tmp_path: Path) -> None:
     root = tmp_path / "many"
     root.mkdir()
     for f in range(6):
-        (root / f"m{f}.py").write_text("".join(
-            f"def function_{f}_{i}(value):\n    total = value * {i}\n    return total + {f}\n\n\n"
-            for i in range(60)
-        ))
+        (root / f"m{f}.py").write_text(
+            "".join(
+                f"def function_{f}_{i}(value):\n    total = value * {i}\n    return total + {f}\n\n\n"
+                for i in range(60)
+            )
+        )
     enc = FakeEncoder()
     with _engine(root, enc) as engine:
         scan(engine)
@@ -205,6 +209,5 @@ def test_a_filtered_search_sees_chunks_embedded_after_it_was_cached(workspace: P
         text = "export function freshHelper() {\n  return 1;\n}"
         (workspace / "web" / "fresh.js").write_text(text + "\n")
         index_all(engine)
-        probe = SearchQuery(embed_input("web/fresh.js", "", text), mode="semantic",
-                            paths=("web/**",))
+        probe = SearchQuery(embed_input("web/fresh.js", "", text), mode="semantic", paths=("web/**",))
         assert search(engine, probe).hits[0].path == "web/fresh.js"

@@ -50,9 +50,7 @@ def test_language_for_path(path: str, language: str) -> None:
     assert language_for_path(path) == language
 
 
-@pytest.mark.parametrize(
-    "path", ["LICENSE", "a.unknownext", ".gitignore", "dir.with.dots/noext", "x.", ""]
-)
+@pytest.mark.parametrize("path", ["LICENSE", "a.unknownext", ".gitignore", "dir.with.dots/noext", "x.", ""])
 def test_unknown_paths_are_text(path: str) -> None:
     assert language_for_path(path) == "text"
 

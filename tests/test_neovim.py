@@ -71,13 +71,20 @@ def run_spec(name: str, tmp_path: Path, **env: str) -> str:
     assert NVIM
     proc = subprocess.run(
         [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-l", str(SPECS / name)],
-        cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=SPEC_TIMEOUT,
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=SPEC_TIMEOUT,
     )
     if proc.returncode != 0:
         log = state / "state" / "nvim" / "lsp.log"
         log_tail = log.read_text(errors="replace")[-4000:] if log.exists() else "(no lsp.log)"
-        pytest.fail(f"{name} exited {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n"
-                    f"{proc.stderr}\n--- lsp.log (tail)\n{log_tail}", pytrace=False)
+        pytest.fail(
+            f"{name} exited {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n"
+            f"{proc.stderr}\n--- lsp.log (tail)\n{log_tail}",
+            pytrace=False,
+        )
     return proc.stdout + proc.stderr
 
 
@@ -88,6 +95,7 @@ def test_plugin_config_commands_and_helpers(tmp_path: Path) -> None:
 def test_plugin_against_the_real_server(tmp_path: Path) -> None:
     ws = write_workspace(tmp_path / "ws")
     git_init(ws)
-    out = run_spec("server_spec.lua", tmp_path, KENNING_TEST_WORKSPACE=str(ws),
-                   KENNING_TEST_CMD=json.dumps(SERVER_CMD))
+    out = run_spec(
+        "server_spec.lua", tmp_path, KENNING_TEST_WORKSPACE=str(ws), KENNING_TEST_CMD=json.dumps(SERVER_CMD)
+    )
     assert "ok" in out

@@ -16,17 +16,33 @@ from pathlib import Path
 import pytest
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
-SUBSET = ("json", "http", "urllib", "email", "csv.py", "textwrap.py", "heapq.py", "shutil.py",
-          "base64.py", "gzip.py")
+SUBSET = (
+    "json",
+    "http",
+    "urllib",
+    "email",
+    "csv.py",
+    "textwrap.py",
+    "heapq.py",
+    "shutil.py",
+    "base64.py",
+    "gzip.py",
+)
 SKIP_DIRS = {"test", "tests", "idle_test", "site-packages", "__pycache__"}
 
 # (description, where the answer lives, definitions that answer it; one must be in the top 10)
 QUERIES = [
     ("deserialize a JSON document from a string", "json/", {"loads", "decode", "raw_decode"}),
-    ("wrap a paragraph of text so every line is at most a given width", "textwrap.py",
-     {"wrap", "fill", "TextWrapper"}),
-    ("percent-encode special characters in a URL component", "urllib/parse.py",
-     {"quote", "quote_plus", "quote_from_bytes"}),
+    (
+        "wrap a paragraph of text so every line is at most a given width",
+        "textwrap.py",
+        {"wrap", "fill", "TextWrapper"},
+    ),
+    (
+        "percent-encode special characters in a URL component",
+        "urllib/parse.py",
+        {"quote", "quote_plus", "quote_from_bytes"},
+    ),
     ("copy a whole directory tree recursively", "shutil.py", {"copytree", "_copytree"}),
     ("pop the smallest item off a heap", "heapq.py", {"heappop", "heappushpop", "heapreplace"}),
     ("decode base64 encoded bytes", "base64.py", {"b64decode", "standard_b64decode", "decodebytes"}),
@@ -50,8 +66,9 @@ def _copy_stdlib(dest: Path, full: bool) -> None:
 
 
 def kenning(*args: str, timeout: float = 3600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kenning", *args], capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +97,7 @@ def test_search_finds_well_known_functions_by_description(
     assert out.returncode == 0, out.stderr
     results = json.loads(out.stdout)["results"]
     found = [(r["path"], r["symbol"]) for r in results]
-    assert any(path.startswith(where) and (sym or "").split(".")[-1] in names
-               for path, sym in found), found
+    assert any(path.startswith(where) and (sym or "").split(".")[-1] in names for path, sym in found), found
 
 
 def test_second_index_changes_nothing(stdlib_copy: Path) -> None:
@@ -92,8 +108,18 @@ def test_second_index_changes_nothing(stdlib_copy: Path) -> None:
 
 
 def test_human_output_and_filters(stdlib_copy: Path) -> None:
-    out = kenning("search", "parse an email message", "--lang", "python", "--path", "email/**",
-                  "-k", "3", "--root", str(stdlib_copy))
+    out = kenning(
+        "search",
+        "parse an email message",
+        "--lang",
+        "python",
+        "--path",
+        "email/**",
+        "-k",
+        "3",
+        "--root",
+        str(stdlib_copy),
+    )
     assert out.returncode == 0, out.stderr
     first = out.stdout.splitlines()[0]
     assert first.startswith("1. ") and " email/" in first

@@ -11,8 +11,16 @@ from kenning.store.db import Database, NewChunk
 
 
 def _chunk(i: int) -> NewChunk:
-    return NewChunk(start_line=i, end_line=i, kind="window", symbol=None, header="",
-                    text=f"line {i}", idents="", embed_key=i.to_bytes(16, "big"))
+    return NewChunk(
+        start_line=i,
+        end_line=i,
+        kind="window",
+        symbol=None,
+        header="",
+        text=f"line {i}",
+        idents="",
+        embed_key=i.to_bytes(16, "big"),
+    )
 
 
 def test_counts_follow_every_commit(tmp_path: Path) -> None:
@@ -21,8 +29,16 @@ def test_counts_follow_every_commit(tmp_path: Path) -> None:
         assert db.counts()["chunks"] == 0
         assert db.counts()["chunks"] == 0  # from the cache
         with db.transaction() as conn:
-            fid = db.upsert_file(conn, path="a.py", size=1, mtime_ns=1, content_hash="h",
-                                 language="python", skip_reason=None, line_count=3)
+            fid = db.upsert_file(
+                conn,
+                path="a.py",
+                size=1,
+                mtime_ns=1,
+                content_hash="h",
+                language="python",
+                skip_reason=None,
+                line_count=3,
+            )
             db.replace_chunks(conn, fid, [_chunk(1), _chunk(2), _chunk(3)])
         assert db.counts()["chunks"] == 3 and db.counts()["pending"] == 3
         with db.transaction() as conn:

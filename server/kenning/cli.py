@@ -96,8 +96,12 @@ def _update(engine: Engine, quiet: bool) -> None:
         report = scan(engine, progress=bar)
         log.info(
             "scanned %d files in %.2fs: %d changed, %d unchanged, %d deleted, %d skipped",
-            report.files_seen, report.seconds, report.files_changed, report.files_unchanged,
-            report.files_deleted, report.files_skipped,
+            report.files_seen,
+            report.seconds,
+            report.files_changed,
+            report.files_unchanged,
+            report.files_deleted,
+            report.files_skipped,
         )
         embedded = embed_pending(engine, progress=bar)
         engine.prune_embedding_cache()
@@ -126,8 +130,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     from kenning.search import SearchError, SearchQuery, search
 
     query = SearchQuery(
-        text=args.query, limit=args.k, mode=args.mode, paths=tuple(args.path or ()),
-        languages=tuple(args.lang or ()), extensions=tuple(args.ext or ()),
+        text=args.query,
+        limit=args.k,
+        mode=args.mode,
+        paths=tuple(args.path or ()),
+        languages=tuple(args.lang or ()),
+        extensions=tuple(args.ext or ()),
     )
     with _open(args, write=False) as engine:
         _update(engine, args.quiet or args.json)
@@ -138,20 +146,29 @@ def cmd_search(args: argparse.Namespace) -> int:
             return 2
         st = engine.status()
         if args.json:
-            print(json.dumps({
-                "results": [
+            print(
+                json.dumps(
                     {
-                        "path": h.path, "start_line": h.start_line, "end_line": h.end_line,
-                        "score": h.score, "preview": h.preview, "symbol": h.symbol,
-                        "language": h.language,
-                        "match": {"dense_rank": h.dense_rank, "lexical_rank": h.lexical_rank},
-                    }
-                    for h in response.hits
-                ],
-                "index": {"files": st.files, "chunks": st.chunks, "embedded": st.embedded},
-                "lexical_only": response.lexical_only,
-                "notes": response.notes,
-            }, ensure_ascii=False))
+                        "results": [
+                            {
+                                "path": h.path,
+                                "start_line": h.start_line,
+                                "end_line": h.end_line,
+                                "score": h.score,
+                                "preview": h.preview,
+                                "symbol": h.symbol,
+                                "language": h.language,
+                                "match": {"dense_rank": h.dense_rank, "lexical_rank": h.lexical_rank},
+                            }
+                            for h in response.hits
+                        ],
+                        "index": {"files": st.files, "chunks": st.chunks, "embedded": st.embedded},
+                        "lexical_only": response.lexical_only,
+                        "notes": response.notes,
+                    },
+                    ensure_ascii=False,
+                )
+            )
             return 0
         for note in response.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -178,12 +195,25 @@ def cmd_symbols(args: argparse.Namespace) -> int:
                 bar.close()
         hits = SymbolSearch(engine).find(args.query, args.k)
         if args.json:
-            print(json.dumps({"results": [
-                {"name": h.symbol.name, "kind": h.symbol.kind, "container": h.symbol.container,
-                 "path": h.symbol.path, "start_line": h.symbol.start_line,
-                 "end_line": h.symbol.end_line, "score": round(h.score, 4)}
-                for h in hits
-            ]}, ensure_ascii=False))
+            print(
+                json.dumps(
+                    {
+                        "results": [
+                            {
+                                "name": h.symbol.name,
+                                "kind": h.symbol.kind,
+                                "container": h.symbol.container,
+                                "path": h.symbol.path,
+                                "start_line": h.symbol.start_line,
+                                "end_line": h.symbol.end_line,
+                                "score": round(h.score, 4),
+                            }
+                            for h in hits
+                        ]
+                    },
+                    ensure_ascii=False,
+                )
+            )
             return 0
         if not hits:
             print("no symbols")
@@ -216,8 +246,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
             return 0
         print(f"root      {data['root']}\nstore     {data['store']} ({data['store_bytes']:,} bytes)")
         print(f"model     {data['model'] or '(nothing embedded yet)'}")
-        print(f"files     {st.files:,}\nchunks    {st.chunks:,} ({st.embedded:,} embedded,"
-              f" {st.pending:,} pending)\nsymbols   {st.symbols:,}")
+        print(
+            f"files     {st.files:,}\nchunks    {st.chunks:,} ({st.embedded:,} embedded,"
+            f" {st.pending:,} pending)\nsymbols   {st.symbols:,}"
+        )
         skipped = data["skipped"]
         assert isinstance(skipped, dict)
         print(f"skipped   {sum(skipped.values()):,}")
@@ -247,30 +279,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--root", help="workspace root (default: the current directory)")
-    common.add_argument("--store", default=None,
-                        help="index directory (default: <root>/.kenning, or $KENNING_STORE)")
-    common.add_argument("--model", default=None,
-                        help="model directory (model.onnx, tokenizer.json, kenning-model.json)")
-    common.add_argument("--model-variant", default="auto",
-                        choices=("auto", "optimized", "original"),
-                        help="use the optimised graph built from the model, or the original")
-    common.add_argument("--exclude", action="append", metavar="GLOB",
-                        help="leave matching files out (gitignore syntax; repeatable)")
-    common.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE,
-                        help="skip larger files (bytes)")
+    common.add_argument(
+        "--store", default=None, help="index directory (default: <root>/.kenning, or $KENNING_STORE)"
+    )
+    common.add_argument(
+        "--model", default=None, help="model directory (model.onnx, tokenizer.json, kenning-model.json)"
+    )
+    common.add_argument(
+        "--model-variant",
+        default="auto",
+        choices=("auto", "optimized", "original"),
+        help="use the optimised graph built from the model, or the original",
+    )
+    common.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="leave matching files out (gitignore syntax; repeatable)",
+    )
+    common.add_argument(
+        "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="skip larger files (bytes)"
+    )
     common.add_argument("--threads", type=int, default=0, help="embedding threads (0: all cores)")
     common.add_argument("-q", "--quiet", action="store_true", help="no progress bar or log lines")
     common.add_argument("-v", "--verbose", action="store_true", help="debug logging")
 
     parser = argparse.ArgumentParser(
-        prog="kenning", description="Find code by describing it.",
+        prog="kenning",
+        description="Find code by describing it.",
     )
     parser.add_argument("--version", action="version", version=f"kenning {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("index", parents=[common], help="index a workspace (incrementally)")
-    p.add_argument("workspace", nargs="?", metavar="PATH",
-                   help="the workspace root (default: --root or .)")
+    p.add_argument("workspace", nargs="?", metavar="PATH", help="the workspace root (default: --root or .)")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", parents=[common], help="search by description or identifiers")

@@ -12,12 +12,12 @@ STORE_DIRNAME = ".kenning"
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    store: Path | None = None          # None: <root>/.kenning (or $KENNING_STORE)
-    model: str | None = None           # None: the packaged all-MiniLM-L6-v2
-    model_variant: str = "auto"        # "auto" | "optimized" | "original"
+    store: Path | None = None  # None: <root>/.kenning (or $KENNING_STORE)
+    model: str | None = None  # None: the packaged all-MiniLM-L6-v2
+    model_variant: str = "auto"  # "auto" | "optimized" | "original"
     exclude: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    embed_threads: int = 0             # 0: all cores
+    embed_threads: int = 0  # 0: all cores
     extra: dict[str, str] = field(default_factory=dict)
 
     def store_dir(self, root: Path) -> Path:

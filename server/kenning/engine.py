@@ -244,15 +244,15 @@ class Engine:
             return enc
         if stored is not None:
             log.warning(
-                "the index was embedded with %s, the model now is %s: re-embedding", stored,
+                "the index was embedded with %s, the model now is %s: re-embedding",
+                stored,
                 enc.model_id,
             )
         with self.db.transaction() as conn:
             self.db.clear_embeddings(conn)
             self.db.set_meta(conn, "model_id", enc.model_id)
             self.db.set_meta(conn, "model_dim", str(enc.dim))
-            for key in ("vectors_file", "vectors_size", "vectors_hash", "vectors_count",
-                        EMBEDDED_THROUGH):
+            for key in ("vectors_file", "vectors_size", "vectors_hash", "vectors_count", EMBEDDED_THROUGH):
                 conn.execute("DELETE FROM meta WHERE key=?", (key,))
         self.vectors = VectorIndex(enc.dim)
         self.vectors_in_step = False
@@ -277,8 +277,7 @@ class Engine:
             # The indexer has mirrored every change since the last reconcile; comparing the id
             # sets again would cost a join over all chunks per job (~0.3 s at 100k chunks).
             if self.churn > CHURN_REBUILD_RATIO * max(len(self.vectors), 1000):
-                self._rebuild_vectors(dim, f"{self.churn} removals since it was built",
-                                      should_stop)
+                self._rebuild_vectors(dim, f"{self.churn} removals since it was built", should_stop)
                 return
             self.vectors_ready.set()
             return
@@ -289,7 +288,8 @@ class Engine:
         if len(extra) or len(missing):
             log.info(
                 "vector index out of step with the database (%d extra, %d missing): repairing",
-                len(extra), len(missing),
+                len(extra),
+                len(missing),
             )
         if len(extra):
             self.vectors.remove(extra)
@@ -305,9 +305,7 @@ class Engine:
         if len(extra) or len(missing):
             self.save_vectors()
 
-    def _rebuild_vectors(
-        self, dim: int, reason: str, should_stop: Callable[[], bool] | None
-    ) -> None:
+    def _rebuild_vectors(self, dim: int, reason: str, should_stop: Callable[[], bool] | None) -> None:
         assert self.db is not None
         started = time.monotonic()
         fresh = VectorIndex(dim)
@@ -321,7 +319,9 @@ class Engine:
         self.churn = 0
         self.vectors_ready.set()
         log.info(
-            "rebuilt the vector index (%s): %d vectors in %.1fs", reason, len(fresh),
+            "rebuilt the vector index (%s): %d vectors in %.1fs",
+            reason,
+            len(fresh),
             time.monotonic() - started,
         )
         self.save_vectors()
@@ -333,8 +333,11 @@ class Engine:
         if not self.vectors_ready.is_set():
             return
         info_before = self._recorded_vector_file()
-        if (not self.vectors.dirty and info_before is not None
-                and self.db.get_meta("vectors_churn") == str(self.churn)):
+        if (
+            not self.vectors.dirty
+            and info_before is not None
+            and self.db.get_meta("vectors_churn") == str(self.churn)
+        ):
             return  # the recorded file holds exactly this graph: idle shutdowns write nothing
         generation = int(self.db.get_meta("vectors_generation") or 0) + 1
         info = self.vectors.save(self.store_dir, generation)
@@ -390,8 +393,10 @@ class Engine:
         with self._gen_lock:
             if self._version_conn is None:
                 self._version_conn = sqlite3.connect(
-                    f"file:{self.store_dir / DB_FILENAME}?mode=ro", uri=True,
-                    check_same_thread=False, timeout=10.0,
+                    f"file:{self.store_dir / DB_FILENAME}?mode=ro",
+                    uri=True,
+                    check_same_thread=False,
+                    timeout=10.0,
                 )
             try:
                 version = int(self._version_conn.execute("PRAGMA data_version").fetchone()[0])

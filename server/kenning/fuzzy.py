@@ -272,12 +272,7 @@ def _hump_match(chars: str, forced: frozenset[int], marked_line: str) -> bool:
             k = 0
             # Extend a piece from query position p along the segment; a forced position can only
             # start a piece (k == 0), never continue one.
-            while (
-                p + k < n
-                and k < len(seg)
-                and seg[k] == chars[p + k]
-                and (k == 0 or (p + k) not in forced)
-            ):
+            while p + k < n and k < len(seg) and seg[k] == chars[p + k] and (k == 0 or (p + k) not in forced):
                 k += 1
                 grown.append(p + k)
         if n in grown:

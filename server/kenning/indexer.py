@@ -112,8 +112,13 @@ def _new_chunks(path: str, source: SourceText, language: str) -> tuple[list[NewC
         )
     symbols = [
         NewSymbol(
-            name=s.name, kind=s.kind, container=s.container, start_line=s.start_line,
-            end_line=s.end_line, name_line=s.name_line, name_col=s.name_col,
+            name=s.name,
+            kind=s.kind,
+            container=s.container,
+            start_line=s.start_line,
+            end_line=s.end_line,
+            name_line=s.name_line,
+            name_col=s.name_col,
         )
         for s in chunked.symbols
     ]
@@ -150,7 +155,9 @@ def _scan(
     known = db.all_files()
     if paths is None:
         found = discover(
-            engine.root, store_dir=engine.store_dir, exclude=config.exclude,
+            engine.root,
+            store_dir=engine.store_dir,
+            exclude=config.exclude,
             max_file_size=config.max_file_size,
         )
         entries: list[FileEntry] = found.files
@@ -187,8 +194,7 @@ def _scan(
                 i += 1
                 done += 1
                 _index_file(engine, conn, entry, known, removed_ids, added_ids, report)
-                if (i % SCAN_BATCH_FILES == 0
-                        or time.monotonic() - batch_started > SCAN_BATCH_SECONDS):
+                if i % SCAN_BATCH_FILES == 0 or time.monotonic() - batch_started > SCAN_BATCH_SECONDS:
                     break
         if _changed(report):
             engine.bump_generation()  # caches (symbols, filters) rebuild only after real changes
@@ -214,7 +220,9 @@ def _entries_for(
     # Re-running discovery keeps one definition of "belongs to the index" (ignore rules, store
     # dir, symlinks); it is cheap next to reading and chunking.
     found = discover(
-        engine.root, store_dir=engine.store_dir, exclude=config.exclude,
+        engine.root,
+        store_dir=engine.store_dir,
+        exclude=config.exclude,
         max_file_size=config.max_file_size,
     )
     by_path = {e.path: e for e in found.files}
@@ -245,8 +253,14 @@ def _record_skip(
     if row is not None and row.skip_reason is None:
         removed_ids.extend(db.delete_files(conn, [row.id]))
     db.upsert_file(
-        conn, path=rel, size=size, mtime_ns=mtime_ns, content_hash=None,
-        language=language_for_path(rel), skip_reason=reason, line_count=0,
+        conn,
+        path=rel,
+        size=size,
+        mtime_ns=mtime_ns,
+        content_hash=None,
+        language=language_for_path(rel),
+        skip_reason=reason,
+        line_count=0,
     )
     report.files_written += 1
 
@@ -273,8 +287,17 @@ def _index_file(
         return
     source = read_source(entry, max_file_size=engine.config.max_file_size)
     if isinstance(source, SkipReason):
-        _record_skip(engine, conn, entry.path, str(source.value), known, removed_ids, report,
-                     entry.size, entry.mtime_ns)
+        _record_skip(
+            engine,
+            conn,
+            entry.path,
+            str(source.value),
+            known,
+            removed_ids,
+            report,
+            entry.size,
+            entry.mtime_ns,
+        )
         return
     if row is not None and row.skip_reason is None and row.content_hash == source.content_hash:
         db.touch_file(conn, row.id, source.size, source.mtime_ns)
@@ -288,8 +311,13 @@ def _index_file(
         log.exception("chunking %s failed; indexing it as plain text", entry.path)
         chunks, symbols = _new_chunks(entry.path, source, "text")
     file_id = db.upsert_file(
-        conn, path=entry.path, size=source.size, mtime_ns=source.mtime_ns,
-        content_hash=source.content_hash, language=language, skip_reason=None,
+        conn,
+        path=entry.path,
+        size=source.size,
+        mtime_ns=source.mtime_ns,
+        content_hash=source.content_hash,
+        language=language,
+        skip_reason=None,
         line_count=source.text.count("\n") + 1,
     )
     removed, added = db.replace_chunks(conn, file_id, chunks)
@@ -398,18 +426,24 @@ def _embed_pending(
             elapsed = time.monotonic() - started
             rate = done / elapsed if elapsed > 0 else 0.0
             left = max(total_pending - done, 0)
-            progress(IndexProgress(
-                "embedding", chunks_done=done_before + done,
-                chunks_total=done_before + total_pending,
-                eta_s=(left / rate) if rate > 0 else None,
-            ))
+            progress(
+                IndexProgress(
+                    "embedding",
+                    chunks_done=done_before + done,
+                    chunks_total=done_before + total_pending,
+                    eta_s=(left / rate) if rate > 0 else None,
+                )
+            )
         if time.monotonic() - last_save > SAVE_VECTORS_EVERY_S:
             engine.save_vectors()
             last_save = time.monotonic()
     if not report.cancelled:
         _record_embedded_through(engine, int(db.get_meta(EMBEDDED_THROUGH) or 0))
-    if report.cancelled or (done and not defer_save) or done >= SAVE_VECTORS_MIN_ADDED or (
-        time.monotonic() - engine.vectors_saved_at > SAVE_VECTORS_EVERY_S
+    if (
+        report.cancelled
+        or (done and not defer_save)
+        or done >= SAVE_VECTORS_MIN_ADDED
+        or (time.monotonic() - engine.vectors_saved_at > SAVE_VECTORS_EVERY_S)
     ):
         engine.save_vectors()
     report.seconds = time.monotonic() - started
@@ -442,4 +476,3 @@ def index_all(
         embed_report = embed_pending(engine, progress=progress, should_stop=should_stop)
     engine.state = "ready" if not embed_report.cancelled else "embedding"
     return scan_report, embed_report
-

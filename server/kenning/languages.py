@@ -50,8 +50,7 @@ _TABLE: tuple[LanguageInfo, ...] = (
     # before the lower-cased fallback would turn them into C.
     _lang(
         "cpp",
-        (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl",
-         ".C", ".H"),
+        (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl", ".C", ".H"),
         (),
         "tree-sitter",
     ),

@@ -100,9 +100,7 @@ def validate_query(query: SearchQuery) -> None:
         raise SearchError(f"query is {len(query.text)} characters; the most is {MAX_QUERY_CHARS}")
     unknown = [lang for lang in query.languages if not is_known_language(lang)]
     if unknown:
-        raise SearchError(
-            f"unknown language {unknown[0]!r} (see `kenning languages` for the list)"
-        )
+        raise SearchError(f"unknown language {unknown[0]!r} (see `kenning languages` for the list)")
 
 
 class _FilterCache:
@@ -142,9 +140,7 @@ class _FilterCache:
 _filter_caches: dict[int, _FilterCache] = {}
 
 
-def _filtered_file_ids(
-    engine: Engine, conn: sqlite3.Connection, query: SearchQuery
-) -> frozenset[int] | None:
+def _filtered_file_ids(engine: Engine, conn: sqlite3.Connection, query: SearchQuery) -> frozenset[int] | None:
     if not (query.paths or query.languages or query.extensions):
         return None
     key = (query.paths, query.languages, query.extensions)
@@ -183,9 +179,7 @@ class _DocCounts:
 _doc_counts_cache: weakref.WeakKeyDictionary[Engine, _DocCounts] = weakref.WeakKeyDictionary()
 
 
-def _doc_counts(
-    engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], total: int
-) -> dict[str, int]:
+def _doc_counts(engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], total: int) -> dict[str, int]:
     assert engine.db is not None
     cache = _doc_counts_cache.setdefault(engine, _DocCounts())
     if abs(total - cache.total) > 0.05 * max(cache.total, 1) or len(cache.counts) > 100_000:
@@ -231,8 +225,7 @@ def _lexical(
         # lookups and runs the MATCH once per chunk of the filter (97 ms p50, 377 ms max for
         # `email/**` on the standard library); with it, FTS5 walks the matches once and the
         # list filters them (0.7 ms p50, 2.3 ms max).
-        sql += (" AND +rowid IN (SELECT id FROM chunks WHERE file_id IN"
-                " (SELECT value FROM json_each(?)))")
+        sql += " AND +rowid IN (SELECT id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?)))"
         args.append("[" + ",".join(map(str, file_ids)) + "]")
     sql += " ORDER BY bm25(chunks_fts, 1.0, 2.0) LIMIT ?"
     args.append(n)
@@ -259,7 +252,8 @@ def _dense(
             return _top(qvec, *cached, n)
     if file_ids is not None:
         candidates = [
-            int(r[0]) for r in conn.execute(
+            int(r[0])
+            for r in conn.execute(
                 "SELECT id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?))",
                 ("[" + ",".join(map(str, file_ids)) + "]",),
             )
@@ -351,9 +345,7 @@ def _name_boost(terms: set[str], symbol: str | None) -> float:
     return NAME_BOOST * (common / len(parts)) * (common / len(terms)) ** 0.5
 
 
-def search(
-    engine: Engine, query: SearchQuery, *, should_stop: ShouldStop | None = None
-) -> SearchResponse:
+def search(engine: Engine, query: SearchQuery, *, should_stop: ShouldStop | None = None) -> SearchResponse:
     """Run a validated query against one workspace's index."""
     validate_query(query)
     response = SearchResponse()
@@ -474,9 +466,16 @@ def fuse(
         spans.setdefault(row.path, []).append((row.start_line, row.end_line))
         hits.append(
             Hit(
-                chunk_id=row.id, path=row.path, start_line=row.start_line, end_line=row.end_line,
-                score=round(score, 6), preview=_preview(row.text, terms), symbol=row.symbol,
-                kind=row.kind, language=row.language, dense_rank=dense_rank.get(row.id),
+                chunk_id=row.id,
+                path=row.path,
+                start_line=row.start_line,
+                end_line=row.end_line,
+                score=round(score, 6),
+                preview=_preview(row.text, terms),
+                symbol=row.symbol,
+                kind=row.kind,
+                language=row.language,
+                dense_rank=dense_rank.get(row.id),
                 lexical_rank=lexical_rank.get(row.id),
                 end_character=_utf16_len(row.text.rsplit("\n", 1)[-1]),
             )
@@ -526,11 +525,13 @@ def similar(
     # The selection's own lines never come back, whatever chunk they sit in.
     rows = db.chunks_by_id([cid for cid, _ in dense], conn)
     dense = [
-        (cid, s) for cid, s in dense
-        if cid in rows and not (rows[cid].path == path and rows[cid].start_line <= end_line
-                                and start_line <= rows[cid].end_line)
+        (cid, s)
+        for cid, s in dense
+        if cid in rows
+        and not (
+            rows[cid].path == path and rows[cid].start_line <= end_line and start_line <= rows[cid].end_line
+        )
     ]
     q = SearchQuery(text="", limit=limit, mode="semantic")
     response.hits = fuse(engine, conn, q, "", dense, [])
     return response
-

@@ -55,8 +55,14 @@ class _Symbols:
     def row(self, i: int) -> SymbolRow:
         start, end, name_line, name_col = (int(v) for v in self.lines[i])
         return SymbolRow(
-            id=int(self.ids[i]), path=self.paths[i], name=self.names[i], kind=self.kinds[i],
-            container=self.containers[i], start_line=start, end_line=end, name_line=name_line,
+            id=int(self.ids[i]),
+            path=self.paths[i],
+            name=self.names[i],
+            kind=self.kinds[i],
+            container=self.containers[i],
+            start_line=start,
+            end_line=end,
+            name_line=name_line,
             name_col=name_col,
         )
 

@@ -46,9 +46,7 @@ def _to_dict(value: Any) -> Any:
     return value
 
 
-async def wait_for_status(
-    client: LanguageClient, predicate, timeout: float = 120.0
-) -> dict[str, Any]:
+async def wait_for_status(client: LanguageClient, predicate, timeout: float = 120.0) -> dict[str, Any]:
     """Wait until some kenning/indexStatus notification satisfies ``predicate``."""
     deadline = time.monotonic() + timeout
     seen = 0
@@ -62,8 +60,9 @@ async def wait_for_status(
     raise AssertionError(f"no matching kenning/indexStatus within {timeout}s; saw {statuses(client)}")
 
 
-async def wait_ready(client: LanguageClient, folder: Path | None = None, timeout: float = 120.0,
-                     after: int = 0) -> dict[str, Any]:
+async def wait_ready(
+    client: LanguageClient, folder: Path | None = None, timeout: float = 120.0, after: int = 0
+) -> dict[str, Any]:
     uri = folder.as_uri() if folder else None
 
     def ready(s: dict[str, Any]) -> bool:
@@ -78,8 +77,7 @@ async def wait_ready(client: LanguageClient, folder: Path | None = None, timeout
     raise AssertionError(f"{folder} never became ready; saw {statuses(client)[after:]}")
 
 
-async def request(client: LanguageClient, method: str, params: Any,
-                  timeout: float = REQUEST_TIMEOUT) -> Any:
+async def request(client: LanguageClient, method: str, params: Any, timeout: float = REQUEST_TIMEOUT) -> Any:
     result = await asyncio.wait_for(client.protocol.send_request_async(method, params), timeout)
     return _to_dict(result)
 
@@ -102,9 +100,9 @@ async def start_session(
         capabilities=caps,
         initialization_options=options,
         root_uri=folders[0].as_uri() if folders else None,
-        workspace_folders=None if root_only else [
-            T.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders
-        ],
+        workspace_folders=None
+        if root_only
+        else [T.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
     )
     return await asyncio.wait_for(client.initialize_session(params), REQUEST_TIMEOUT)
 

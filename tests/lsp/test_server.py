@@ -51,19 +51,29 @@ async def test_initialize_progress_and_ready(client: LanguageClient, workspace: 
     assert {s["state"] for s in statuses(client)} >= {"scanning", "embedding", "ready"}
 
     # Server-created progress: begin, at least one report, and an end.
-    reports = [r for token, rs in client.progress_reports.items() for r in rs
-               if str(token).startswith("kenning-index")]
+    reports = [
+        r
+        for token, rs in client.progress_reports.items()
+        for r in rs
+        if str(token).startswith("kenning-index")
+    ]
     kinds = [r.kind for r in reports]
     assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
     assert reports[0].title.startswith("kenning: indexing")
     assert any("files" in (r.message or "") for r in reports if r.kind == "report")
 
 
-async def test_bad_options_are_reported_and_replaced(client: LanguageClient,
-                                                     workspace: Path) -> None:
-    await start_session(client, [workspace], options={
-        "maxResults": "lots", "logLevel": "loud", "someFutureKey": True, "exclude": ["docs/**"],
-    })
+async def test_bad_options_are_reported_and_replaced(client: LanguageClient, workspace: Path) -> None:
+    await start_session(
+        client,
+        [workspace],
+        options={
+            "maxResults": "lots",
+            "logLevel": "loud",
+            "someFutureKey": True,
+            "exclude": ["docs/**"],
+        },
+    )
     await wait_ready(client, workspace)
     warnings = [m.message for m in client.messages if m.type == T.MessageType.Warning]
     assert any("maxResults" in m for m in warnings)
@@ -155,7 +165,8 @@ async def test_workspace_symbol_fuzzy_and_nested(client: LanguageClient, workspa
 
     async def names(query: str) -> list[T.WorkspaceSymbol]:
         return await asyncio.wait_for(
-            client.workspace_symbol_async(T.WorkspaceSymbolParams(query=query)), REQUEST_TIMEOUT)
+            client.workspace_symbol_async(T.WorkspaceSymbolParams(query=query)), REQUEST_TIMEOUT
+        )
 
     assert (await names("urp"))[0].name == "UploadRetryPolicy"
     assert (await names("retry pol"))[0].name == "UploadRetryPolicy"
@@ -191,7 +202,8 @@ async def test_did_save_updates_results(client: LanguageClient, workspace: Path)
     path = workspace / "geometry.py"
     path.write_text(path.read_text() + "\n\ndef marmalade_recipe_scaler(jars):\n    return jars * 2\n")
     client.text_document_did_save(
-        T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=path.as_uri())))
+        T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=path.as_uri()))
+    )
     for _ in range(200):
         result = await search(client, "marmalade_recipe_scaler", mode="lexical")
         if result["results"]:
@@ -206,8 +218,11 @@ async def test_deleted_file_disappears(client: LanguageClient, workspace: Path) 
     assert (await search(client, "OpenDatabase"))["results"][0]["uri"].endswith("db.go")
     target = workspace / "server" / "db.go"
     target.unlink()
-    client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=[
-        T.FileEvent(uri=target.as_uri(), type=T.FileChangeType.Deleted)]))
+    client.workspace_did_change_watched_files(
+        T.DidChangeWatchedFilesParams(
+            changes=[T.FileEvent(uri=target.as_uri(), type=T.FileChangeType.Deleted)]
+        )
+    )
     for _ in range(200):
         result = await search(client, "OpenDatabase", limit=50)
         if all(not r["uri"].endswith("db.go") for r in result["results"]):
@@ -215,7 +230,8 @@ async def test_deleted_file_disappears(client: LanguageClient, workspace: Path) 
         await asyncio.sleep(0.05)
     assert all(not r["uri"].endswith("db.go") for r in result["results"])
     symbols = await asyncio.wait_for(
-        client.workspace_symbol_async(T.WorkspaceSymbolParams(query="OpenDatabase")), 30)
+        client.workspace_symbol_async(T.WorkspaceSymbolParams(query="OpenDatabase")), 30
+    )
     assert all(s.name != "OpenDatabase" for s in symbols)
 
 
@@ -226,17 +242,25 @@ async def test_multi_root_add_and_remove(client: LanguageClient, tmp_path: Path)
     await wait_ready(client, one)
     assert not (await search(client, "parseHttpHeader", mode="lexical"))["results"]
 
-    client.workspace_did_change_workspace_folders(T.DidChangeWorkspaceFoldersParams(
-        event=T.WorkspaceFoldersChangeEvent(
-            added=[T.WorkspaceFolder(uri=two.as_uri(), name="two")], removed=[])))
+    client.workspace_did_change_workspace_folders(
+        T.DidChangeWorkspaceFoldersParams(
+            event=T.WorkspaceFoldersChangeEvent(
+                added=[T.WorkspaceFolder(uri=two.as_uri(), name="two")], removed=[]
+            )
+        )
+    )
     await wait_ready(client, two)
     merged = await search(client, "parseHttpHeader circle_area", mode="lexical")
     uris = {r["uri"] for r in merged["results"]}
     assert any(u.endswith("two/b.js") for u in uris) and any(u.endswith("one/a.py") for u in uris)
 
-    client.workspace_did_change_workspace_folders(T.DidChangeWorkspaceFoldersParams(
-        event=T.WorkspaceFoldersChangeEvent(
-            added=[], removed=[T.WorkspaceFolder(uri=one.as_uri(), name="one")])))
+    client.workspace_did_change_workspace_folders(
+        T.DidChangeWorkspaceFoldersParams(
+            event=T.WorkspaceFoldersChangeEvent(
+                added=[], removed=[T.WorkspaceFolder(uri=one.as_uri(), name="one")]
+            )
+        )
+    )
     for _ in range(100):
         uris = {r["uri"] for r in (await search(client, "circle_area", mode="lexical"))["results"]}
         if not any("/one/" in u for u in uris):
@@ -261,7 +285,8 @@ async def test_search_while_indexing_and_cancel(client: LanguageClient, tmp_path
     assert result["results"][0]["uri"].endswith("pkg/mod7.py")
 
     fut = client.protocol.send_request_async(
-        "workspace/semanticSearch", {"query": "add a number"}, msg_id="cancel-me")
+        "workspace/semanticSearch", {"query": "add a number"}, msg_id="cancel-me"
+    )
     await asyncio.sleep(0)
     client.protocol.notify("$/cancelRequest", T.CancelParams(id="cancel-me"))
     try:
@@ -277,43 +302,56 @@ async def test_similar_and_commands(client: LanguageClient, workspace: Path) -> 
     await start_session(client, [workspace])
     await wait_ready(client, workspace)
     uri = (workspace / "geometry.py").resolve().as_uri()
-    result = await request(client, "kenning/similar", {
-        "textDocument": {"uri": uri},
-        "range": {"start": {"line": 3, "character": 0}, "end": {"line": 4, "character": 0}},
-        "limit": 5,
-    })
+    result = await request(
+        client,
+        "kenning/similar",
+        {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 3, "character": 0}, "end": {"line": 4, "character": 0}},
+            "limit": 5,
+        },
+    )
     assert result["results"]
     for r in result["results"]:
-        assert not (r["uri"] == uri and r["range"]["start"]["line"] <= 4
-                    and r["range"]["end"]["line"] >= 3)
+        assert not (r["uri"] == uri and r["range"]["start"]["line"] <= 4 and r["range"]["end"]["line"] >= 3)
     with pytest.raises(JsonRpcException) as info:
-        await request(client, "kenning/similar", {
-            "textDocument": {"uri": "file:///etc/passwd"},
-            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
-        })
+        await request(
+            client,
+            "kenning/similar",
+            {
+                "textDocument": {"uri": "file:///etc/passwd"},
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+            },
+        )
     assert info.value.code == -32602
 
-    status = await asyncio.wait_for(client.workspace_execute_command_async(
-        T.ExecuteCommandParams(command="kenning.status")), 30)
+    status = await asyncio.wait_for(
+        client.workspace_execute_command_async(T.ExecuteCommandParams(command="kenning.status")), 30
+    )
     assert status[0]["state"] == "ready" and status[0]["files"] == 5
     before = len(statuses(client))
-    await asyncio.wait_for(client.workspace_execute_command_async(
-        T.ExecuteCommandParams(command="kenning.reindex")), 30)
+    await asyncio.wait_for(
+        client.workspace_execute_command_async(T.ExecuteCommandParams(command="kenning.reindex")), 30
+    )
     await wait_ready(client, workspace, after=before)
 
 
-async def test_outside_paths_are_ignored(client: LanguageClient, workspace: Path,
-                                         tmp_path: Path) -> None:
+async def test_outside_paths_are_ignored(client: LanguageClient, workspace: Path, tmp_path: Path) -> None:
     outside = tmp_path / "secret.py"
     outside.write_text("def top_secret_password_holder():\n    return 'hunter2'\n")
     (workspace / "link.py").symlink_to(outside)
     await start_session(client, [workspace])
     await wait_ready(client, workspace)
-    for uri in (outside.as_uri(), (workspace / "link.py").as_uri(),
-                (workspace / ".." / "secret.py").as_uri(), "untitled:Untitled-1",
-                "http://example.com/a.py"):
+    for uri in (
+        outside.as_uri(),
+        (workspace / "link.py").as_uri(),
+        (workspace / ".." / "secret.py").as_uri(),
+        "untitled:Untitled-1",
+        "http://example.com/a.py",
+    ):
         client.text_document_did_save(
-            T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri)))
+            T.DidSaveTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=uri))
+        )
     await asyncio.sleep(0.5)
     result = await search(client, "top_secret_password_holder", mode="lexical")
     assert result["results"] == []
@@ -322,26 +360,33 @@ async def test_outside_paths_are_ignored(client: LanguageClient, workspace: Path
 async def test_neovim_client(client: LanguageClient, workspace: Path) -> None:
     await start_session(client, [workspace], spec="neovim")
     await wait_ready(client, workspace)
-    assert (await search(client, "open a database connection"))["results"][0]["uri"].endswith(
-        "db.go")
+    assert (await search(client, "open a database connection"))["results"][0]["uri"].endswith("db.go")
 
 
 def test_commands_accept_empty_and_folder_arguments(workspace: Path, tmp_path: Path) -> None:
     other = write_workspace(tmp_path / "other", {"x.py": FILES["geometry.py"]})
     server = RawServer()
     try:
-        server.call("initialize", {
-            "processId": None, "capabilities": {},
-            "workspaceFolders": [{"uri": workspace.as_uri(), "name": "ws"},
-                                 {"uri": other.as_uri(), "name": "other"}],
-        })
+        server.call(
+            "initialize",
+            {
+                "processId": None,
+                "capabilities": {},
+                "workspaceFolders": [
+                    {"uri": workspace.as_uri(), "name": "ws"},
+                    {"uri": other.as_uri(), "name": "other"},
+                ],
+            },
+        )
         server.notify("initialized", {})
         import time
 
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            states = [s["state"] for s in server.call(
-                "workspace/executeCommand", {"command": "kenning.status"})["result"]]
+            states = [
+                s["state"]
+                for s in server.call("workspace/executeCommand", {"command": "kenning.status"})["result"]
+            ]
             if states == ["ready", "ready"]:
                 break
             time.sleep(0.1)
@@ -349,15 +394,20 @@ def test_commands_accept_empty_and_folder_arguments(workspace: Path, tmp_path: P
             params = {"command": "kenning.status"} | ({"arguments": args} if args is not None else {})
             reply = server.call("workspace/executeCommand", params)
             assert len(reply["result"]) == 2
-        before = {s["folder"]: s["reindexJobs"] for s in server.call(
-            "workspace/executeCommand", {"command": "kenning.status"})["result"]}
-        reply = server.call("workspace/executeCommand",
-                            {"command": "kenning.reindex", "arguments": [other.as_uri()]})
+        before = {
+            s["folder"]: s["reindexJobs"]
+            for s in server.call("workspace/executeCommand", {"command": "kenning.status"})["result"]
+        }
+        reply = server.call(
+            "workspace/executeCommand", {"command": "kenning.reindex", "arguments": [other.as_uri()]}
+        )
         assert "error" not in reply
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            after = {s["folder"]: s["reindexJobs"] for s in server.call(
-                "workspace/executeCommand", {"command": "kenning.status"})["result"]}
+            after = {
+                s["folder"]: s["reindexJobs"]
+                for s in server.call("workspace/executeCommand", {"command": "kenning.status"})["result"]
+            }
             if after[other.as_uri()] > before[other.as_uri()]:
                 break
             time.sleep(0.1)
@@ -378,23 +428,24 @@ async def test_configuration_pulled_and_changed(client: LanguageClient, workspac
 
     # The user drops the exclude: the folder is reopened and web/ comes back.
     before = len(statuses(client))
-    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(
-        settings={"kenning": {"exclude": []}}))
+    client.workspace_did_change_configuration(
+        T.DidChangeConfigurationParams(settings={"kenning": {"exclude": []}})
+    )
     await wait_ready(client, workspace, after=before)
     again = await search(client, "parseHttpHeader", mode="lexical")
     assert again["results"][0]["uri"].endswith("web/headers.js")
 
 
 async def test_progress_cancel_stops_embedding(client: LanguageClient, tmp_path: Path) -> None:
-    files = {f"pkg/m{i}.py": f"def helper_{i}(value):\n    return value * {i} + {i}\n"
-             for i in range(400)}
+    files = {f"pkg/m{i}.py": f"def helper_{i}(value):\n    return value * {i} + {i}\n" for i in range(400)}
     ws = write_workspace(tmp_path / "cancel", files)
     await start_session(client, [ws])
     await wait_for_status(client, lambda s: s["state"] == "embedding")
     tokens = [t for t in client.progress_reports if str(t).startswith("kenning-index")]
     assert tokens
-    client.protocol.notify(T.WINDOW_WORK_DONE_PROGRESS_CANCEL,
-                           T.WorkDoneProgressCancelParams(token=tokens[0]))
+    client.protocol.notify(
+        T.WINDOW_WORK_DONE_PROGRESS_CANCEL, T.WorkDoneProgressCancelParams(token=tokens[0])
+    )
     for _ in range(600):
         reports = client.progress_reports[tokens[0]]
         if reports and reports[-1].kind == "end":
@@ -402,14 +453,18 @@ async def test_progress_cancel_stops_embedding(client: LanguageClient, tmp_path:
         await asyncio.sleep(0.05)
     end = client.progress_reports[tokens[0]][-1]
     assert end.kind == "end" and "cancelled" in (end.message or "")
-    status = (await asyncio.wait_for(client.workspace_execute_command_async(
-        T.ExecuteCommandParams(command="kenning.status")), 30))[0]
+    status = (
+        await asyncio.wait_for(
+            client.workspace_execute_command_async(T.ExecuteCommandParams(command="kenning.status")), 30
+        )
+    )[0]
     assert status["state"] == "embedding" and status["pending"] > 0
     # Lexical search keeps working; a reindex resumes the embedding.
     assert (await search(client, "helper_7", mode="lexical"))["results"]
     before = len(statuses(client))
-    await asyncio.wait_for(client.workspace_execute_command_async(
-        T.ExecuteCommandParams(command="kenning.reindex")), 30)
+    await asyncio.wait_for(
+        client.workspace_execute_command_async(T.ExecuteCommandParams(command="kenning.reindex")), 30
+    )
     ready = await wait_ready(client, ws, after=before, timeout=300)
     assert ready["pending"] == 0
 
@@ -424,8 +479,11 @@ def test_serve_over_tcp(workspace: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "kenning", "serve", "--tcp", f"127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kenning", "serve", "--tcp", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -436,9 +494,19 @@ def test_serve_over_tcp(workspace: Path) -> None:
                 assert time.monotonic() < deadline, "server never listened"
                 time.sleep(0.1)
         with sock:
-            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "processId": None, "rootUri": workspace.as_uri(), "capabilities": {},
-                "initializationOptions": {"indexOnStartup": False}}}).encode()
+            body = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "processId": None,
+                        "rootUri": workspace.as_uri(),
+                        "capabilities": {},
+                        "initializationOptions": {"indexOnStartup": False},
+                    },
+                }
+            ).encode()
             sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
             data = b""
             while b"\r\n\r\n" not in data:

@@ -39,9 +39,15 @@ def inspect(root: Path, tokens: dict[str, str]) -> dict[str, Any]:
     store = root / ".kenning"
     out: dict[str, Any] = {
         "tmp_files_after_kill": sorted(p.name for p in store.glob("*.tmp")),
-        "rows": 0, "embeddings": 0, "expected_changed": [], "expected_deleted": [],
-        "integrity": ["ok"], "fts": "ok", "recorded_vectors": None,
-        "chunk_ids": [], "embedded_ids": [],
+        "rows": 0,
+        "embeddings": 0,
+        "expected_changed": [],
+        "expected_deleted": [],
+        "integrity": ["ok"],
+        "fts": "ok",
+        "recorded_vectors": None,
+        "chunk_ids": [],
+        "embedded_ids": [],
     }
     db_path = store / DB_FILENAME
     if not db_path.exists():
@@ -62,14 +68,13 @@ def inspect(root: Path, tokens: dict[str, str]) -> dict[str, Any]:
         out["rows"] = len(rows)
         out["embeddings"] = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
         out["chunk_ids"] = [r[0] for r in conn.execute("SELECT id FROM chunks")]
-        out["embedded_ids"] = [r[0] for r in conn.execute(
-            "SELECT c.id FROM chunks c JOIN embeddings e ON e.key = c.embed_key")]
+        out["embedded_ids"] = [
+            r[0] for r in conn.execute("SELECT c.id FROM chunks c JOIN embeddings e ON e.key = c.embed_key")
+        ]
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     finally:
         conn.close()
-    out["expected_changed"] = sorted(
-        rel for rel in tokens if rows.get(rel) != _content_hash(root / rel)
-    )
+    out["expected_changed"] = sorted(rel for rel in tokens if rows.get(rel) != _content_hash(root / rel))
     out["expected_deleted"] = sorted(rel for rel in rows if rel not in tokens)
     name = meta.get("vectors_file")
     if name:
@@ -82,8 +87,7 @@ def inspect(root: Path, tokens: dict[str, str]) -> dict[str, Any]:
     return out
 
 
-def complete(root: Path, model: str, tokens: dict[str, str], probes: list[str]
-             ) -> dict[str, Any]:
+def complete(root: Path, model: str, tokens: dict[str, str], probes: list[str]) -> dict[str, Any]:
     """Open the store as a restarted server would, finish the index, and check it."""
     out: dict[str, Any] = {}
     config = Config(model=model)
@@ -94,10 +98,14 @@ def complete(root: Path, model: str, tokens: dict[str, str], probes: list[str]
         report = scan(engine)
         out["files_changed"] = report.files_changed
         out["files_deleted"] = report.files_deleted
-        out["pending_keys"] = engine.db.reader().execute(
-            "SELECT count(DISTINCT embed_key) FROM chunks"
-            " WHERE embed_key NOT IN (SELECT key FROM embeddings)"
-        ).fetchone()[0]
+        out["pending_keys"] = (
+            engine.db.reader()
+            .execute(
+                "SELECT count(DISTINCT embed_key) FROM chunks"
+                " WHERE embed_key NOT IN (SELECT key FROM embeddings)"
+            )
+            .fetchone()[0]
+        )
         embedded = embed_pending(engine)
         out["embedded"] = embedded.embedded
         assert engine.vectors is not None
@@ -142,8 +150,9 @@ def main() -> None:
             root = Path(request["root"])
             result: dict[str, Any] = {"inspect": inspect(root, request["tokens"])}
             if request.get("complete"):
-                result["complete"] = complete(root, request["model"], request["tokens"],
-                                              request.get("probes", []))
+                result["complete"] = complete(
+                    root, request["model"], request["tokens"], request.get("probes", [])
+                )
         except Exception:
             result = {"error": traceback.format_exc()}
         sys.stdout.write(json.dumps(result) + "\n")

@@ -25,8 +25,9 @@ TIMEOUT = 60.0
 
 
 class Client(RawServer):
-    def __init__(self, cwd: Path | None = None, env: dict[str, str] | None = None,
-                 cmd: list[str] | None = None) -> None:
+    def __init__(
+        self, cwd: Path | None = None, env: dict[str, str] | None = None, cmd: list[str] | None = None
+    ) -> None:
         self.replies: dict[Any, dict[str, Any]] = {}
         self.reply_counts: Counter[Any] = Counter()
         self.received: list[dict[str, Any]] = []  # notifications, in order
@@ -34,8 +35,11 @@ class Client(RawServer):
         self.protocol_errors: list[str] = []
         # RawServer's start-up, with a command of the test's choosing.
         self.proc = subprocess.Popen(
-            cmd or SERVER_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, cwd=cwd,
+            cmd or SERVER_CMD,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
         )
         self.messages = queue.Queue()  # unused: replies and notifications are filed below
@@ -111,18 +115,24 @@ class Client(RawServer):
                     raise TimeoutError(f"notification not seen within {timeout}s")
                 self._cv.wait(min(left, 0.5))
 
-    def initialize(self, root: Path, options: dict[str, Any] | None = None, *,
-                   watch_files: bool = False) -> dict[str, Any]:
+    def initialize(
+        self, root: Path, options: dict[str, Any] | None = None, *, watch_files: bool = False
+    ) -> dict[str, Any]:
         """``initialize`` + ``initialized``; ``watch_files`` says the client watches files (so
         the server registers for watched-file events instead of polling)."""
         caps: dict[str, Any] = {"window": {"workDoneProgress": False}}
         if watch_files:
             caps["workspace"] = {"didChangeWatchedFiles": {"dynamicRegistration": True}}
-        resp = self.call("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps,
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "initializationOptions": options or {},
-        })
+        resp = self.call(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "capabilities": caps,
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "initializationOptions": options or {},
+            },
+        )
         self.notify("initialized", {})
         return resp
 
@@ -144,13 +154,15 @@ class Client(RawServer):
 
     def log_lines(self) -> list[str]:
         with self._cv:
-            return [m["params"]["message"] for m in self.received
-                    if m.get("method") in ("window/logMessage", "window/showMessage")]
+            return [
+                m["params"]["message"]
+                for m in self.received
+                if m.get("method") in ("window/logMessage", "window/showMessage")
+            ]
 
     def show_messages(self) -> list[str]:
         with self._cv:
-            return [m["params"]["message"] for m in self.received
-                    if m.get("method") == "window/showMessage"]
+            return [m["params"]["message"] for m in self.received if m.get("method") == "window/showMessage"]
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -170,8 +182,7 @@ class Client(RawServer):
     def status_line(self, key: str) -> str:
         """The line ``key:`` of /proc/<pid>/status (VmRSS, Threads, ...)."""
         text = Path(f"/proc/{self.proc.pid}/status").read_text()
-        return next(line.split(":", 1)[1].strip() for line in text.splitlines()
-                    if line.startswith(key + ":"))
+        return next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith(key + ":"))
 
     def rss_kib(self) -> int:
         return int(self.status_line("VmRSS").split()[0])

@@ -47,9 +47,15 @@ def module_text(index: int, token: str, functions: int = 3) -> str:
         "",
     ]
     for f in range(functions):
-        lines += ["", f"def helper_{index}_{f}(items, factor={f + 1}):",
-                  "    total = 0", "    for item in items:",
-                  f"        total += item * factor + {index}", "    return total", ""]
+        lines += [
+            "",
+            f"def helper_{index}_{f}(items, factor={f + 1}):",
+            "    total = 0",
+            "    for item in items:",
+            f"        total += item * factor + {index}",
+            "    return total",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -62,8 +68,7 @@ def token_for(index: int, version: int) -> str:
     return "qz" + "".join(chr(ord("a") + b % 26) for b in digest) + "xq"
 
 
-def generate_workspace(root: Path, count: int, *, seed: int = 1, functions: int = 3
-                       ) -> dict[str, str]:
+def generate_workspace(root: Path, count: int, *, seed: int = 1, functions: int = 3) -> dict[str, str]:
     """``count`` modules in a few packages; returns {relative path: its unique token}."""
     rng = random.Random(seed)
     tokens: dict[str, str] = {}
@@ -80,9 +85,14 @@ def generate_workspace(root: Path, count: int, *, seed: int = 1, functions: int 
 def start_server(request: pytest.FixtureRequest) -> Iterator[StartServer]:
     started: list[Client] = []
 
-    def start(root: Path | None = None, options: dict[str, Any] | None = None, *,
-              env: dict[str, str] | None = None, initialize: bool = True,
-              watch_files: bool = False) -> Client:
+    def start(
+        root: Path | None = None,
+        options: dict[str, Any] | None = None,
+        *,
+        env: dict[str, str] | None = None,
+        initialize: bool = True,
+        watch_files: bool = False,
+    ) -> Client:
         client = Client(env=env)
         started.append(client)
         if initialize and root is not None:
@@ -96,10 +106,8 @@ def start_server(request: pytest.FixtureRequest) -> Iterator[StartServer]:
         client.kill()
         if failed is not None and failed.failed:
             tail = "".join(client.stderr_lines[-40:])
-            print(f"--- server {client.proc.pid} stderr (last 40 lines) ---\n{tail}",
-                  file=sys.stderr)
-            print("--- its log messages ---\n" + "\n".join(client.log_lines()[-40:]),
-                  file=sys.stderr)
+            print(f"--- server {client.proc.pid} stderr (last 40 lines) ---\n{tail}", file=sys.stderr)
+            print("--- its log messages ---\n" + "\n".join(client.log_lines()[-40:]), file=sys.stderr)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -73,8 +73,7 @@ class Pristine:
         assert (self.killed / ".kenning" / "kenning.sqlite3-wal").stat().st_size > 0
 
     def copy(self, dest: Path, which: str = "clean") -> tuple[Path, dict[str, str]]:
-        root = shutil.copytree(self.clean if which == "clean" else self.killed, dest / "ws",
-                               symlinks=True)
+        root = shutil.copytree(self.clean if which == "clean" else self.killed, dest / "ws", symlinks=True)
         cache = shutil.copytree(self.cache, dest / "cache")
         return Path(root), {"KENNING_CACHE_DIR": str(cache)}
 
@@ -84,8 +83,9 @@ def pristine(tmp_path_factory: pytest.TempPathFactory, tiny_model: Path) -> Iter
     yield Pristine(tmp_path_factory.mktemp("pristine"), tiny_model)
 
 
-def start_and_check(start_server: StartServer, root: Path, env: dict[str, str],
-                    options: dict[str, Any], log_says: str | None) -> Client:
+def start_and_check(
+    start_server: StartServer, root: Path, env: dict[str, str], options: dict[str, Any], log_says: str | None
+) -> Client:
     """Start on a damaged store: answers at once, logs why, gets ready, searches both ways."""
     client = start_server(root, options, env=env)
     first = client.search("circle_area", mode="lexical")  # answered while it recovers
@@ -111,36 +111,32 @@ def recorded_vectors_valid(root: Path) -> bool:
     with sqlite3.connect(store / "kenning.sqlite3") as conn:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     path = store / meta["vectors_file"]
-    return path.stat().st_size == int(meta["vectors_size"]) and file_hash(path) == meta[
-        "vectors_hash"]
+    return path.stat().st_size == int(meta["vectors_size"]) and file_hash(path) == meta["vectors_hash"]
 
 
 @pytest.mark.parametrize("mode", ["flip", "truncate", "empty", "junk"])
-def test_corrupt_vector_file(mode: str, pristine: Pristine, tmp_path: Path,
-                             start_server: StartServer) -> None:
+def test_corrupt_vector_file(
+    mode: str, pristine: Pristine, tmp_path: Path, start_server: StartServer
+) -> None:
     root, env = pristine.copy(tmp_path)
     (vec,) = (root / ".kenning").glob("vectors.*.usearch")
     corrupt(vec, mode)
-    client = start_and_check(start_server, root, env, {"model": str(pristine.model)},
-                             "vector index rejected")
+    client = start_and_check(start_server, root, env, {"model": str(pristine.model)}, "vector index rejected")
     assert client.close() == 0
     assert recorded_vectors_valid(root)
 
 
 @pytest.mark.parametrize("mode", ["flip", "truncate", "junk"])
-def test_corrupt_database(mode: str, pristine: Pristine, tmp_path: Path,
-                          start_server: StartServer) -> None:
+def test_corrupt_database(mode: str, pristine: Pristine, tmp_path: Path, start_server: StartServer) -> None:
     root, env = pristine.copy(tmp_path)
     corrupt(root / ".kenning" / "kenning.sqlite3", mode)
-    client = start_and_check(start_server, root, env, {"model": str(pristine.model)},
-                             "moving it aside")
+    client = start_and_check(start_server, root, env, {"model": str(pristine.model)}, "moving it aside")
     assert client.close() == 0
     assert list((root / ".kenning").glob("kenning.sqlite3.corrupt-*"))
     assert recorded_vectors_valid(root)
 
 
-def test_empty_database_is_a_new_index(pristine: Pristine, tmp_path: Path,
-                                       start_server: StartServer) -> None:
+def test_empty_database_is_a_new_index(pristine: Pristine, tmp_path: Path, start_server: StartServer) -> None:
     root, env = pristine.copy(tmp_path)
     corrupt(root / ".kenning" / "kenning.sqlite3", "empty")  # a valid, empty SQLite file
     client = start_and_check(start_server, root, env, {"model": str(pristine.model)}, None)
@@ -149,8 +145,9 @@ def test_empty_database_is_a_new_index(pristine: Pristine, tmp_path: Path,
 
 
 @pytest.mark.parametrize("mode", ["flip", "truncate", "junk", "delete"])
-def test_damaged_or_lost_wal(mode: str, pristine: Pristine, tmp_path: Path,
-                             start_server: StartServer) -> None:
+def test_damaged_or_lost_wal(
+    mode: str, pristine: Pristine, tmp_path: Path, start_server: StartServer
+) -> None:
     root, env = pristine.copy(tmp_path, "killed")
     corrupt(root / ".kenning" / "kenning.sqlite3-wal", mode)
     # SQLite drops WAL frames whose checksums fail: the index is older, or moved aside if what
@@ -164,14 +161,14 @@ def test_damaged_or_lost_wal(mode: str, pristine: Pristine, tmp_path: Path,
 
 
 @pytest.mark.parametrize("mode", ["flip", "truncate", "empty", "junk"])
-def test_corrupt_optimised_model_cache(mode: str, pristine: Pristine, tmp_path: Path,
-                                       start_server: StartServer) -> None:
+def test_corrupt_optimised_model_cache(
+    mode: str, pristine: Pristine, tmp_path: Path, start_server: StartServer
+) -> None:
     root, env = pristine.copy(tmp_path)
     (graph,) = (Path(env["KENNING_CACHE_DIR"]) / "models").glob("*-optimized-v1.onnx")
     corrupt(graph, mode)
     (root / "geometry.py").write_text(FILES["geometry.py"] + "\n# touched\n")
-    client = start_and_check(start_server, root, env, {"model": str(pristine.model)},
-                             "rebuilding")
+    client = start_and_check(start_server, root, env, {"model": str(pristine.model)}, "rebuilding")
     assert client.close() == 0
     # Rebuilt to the same graph: same model id, so nothing stored was thrown away.
     with sqlite3.connect(root / ".kenning" / "kenning.sqlite3") as conn:
@@ -187,9 +184,11 @@ def test_corrupt_optimised_model_cache(mode: str, pristine: Pristine, tmp_path: 
 
 # -- case 6: the model itself missing or broken ------------------------------------------------------
 
+
 @pytest.mark.parametrize("damage", ["delete-onnx", "truncate-onnx", "junk-tokenizer"])
-def test_broken_model_keeps_lexical_search(damage: str, pristine: Pristine, tmp_path: Path,
-                                           start_server: StartServer) -> None:
+def test_broken_model_keeps_lexical_search(
+    damage: str, pristine: Pristine, tmp_path: Path, start_server: StartServer
+) -> None:
     root, env = pristine.copy(tmp_path)
     model = Path(shutil.copytree(pristine.model, tmp_path / "model"))
     what, name = damage.split("-")
@@ -213,8 +212,10 @@ def test_broken_model_keeps_lexical_search(damage: str, pristine: Pristine, tmp_
 
 # -- case 7: a different model (other dimensions) between runs ----------------------------------------
 
-def test_model_with_other_dimensions_rebuilds_vectors(pristine: Pristine, tmp_path: Path,
-                                                      start_server: StartServer) -> None:
+
+def test_model_with_other_dimensions_rebuilds_vectors(
+    pristine: Pristine, tmp_path: Path, start_server: StartServer
+) -> None:
     root, env = pristine.copy(tmp_path)
     wider = build_tiny_model(tmp_path / "wider", dim=48, seed=11, model_id="tiny-wide")
     client = start_and_check(start_server, root, env, {"model": str(wider)}, "re-embedding")
@@ -232,14 +233,17 @@ def test_model_with_other_dimensions_rebuilds_vectors(pristine: Pristine, tmp_pa
 
 # -- case 29: an index written by another version -----------------------------------------------------
 
+
 @pytest.mark.parametrize("version", [SCHEMA_VERSION - 1, SCHEMA_VERSION + 1, 0])
-def test_other_schema_version_is_rebuilt(version: int, pristine: Pristine, tmp_path: Path,
-                                         start_server: StartServer) -> None:
+def test_other_schema_version_is_rebuilt(
+    version: int, pristine: Pristine, tmp_path: Path, start_server: StartServer
+) -> None:
     root, env = pristine.copy(tmp_path)
     with sqlite3.connect(root / ".kenning" / "kenning.sqlite3") as conn:
         conn.execute(f"PRAGMA user_version={version}")
-    client = start_and_check(start_server, root, env, {"model": str(pristine.model)},
-                             f"schema version {version}")
+    client = start_and_check(
+        start_server, root, env, {"model": str(pristine.model)}, f"schema version {version}"
+    )
     assert client.close() == 0
     with sqlite3.connect(root / ".kenning" / "kenning.sqlite3") as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -45,8 +45,12 @@ class Checker:
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.reliability.checker"], cwd=REPO,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-m", "tests.reliability.checker"],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         self._lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -63,8 +67,7 @@ class Checker:
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
-            raise AssertionError(
-                f"checker silent for {timeout}s (exit code {self.proc.poll()})") from None
+            raise AssertionError(f"checker silent for {timeout}s (exit code {self.proc.poll()})") from None
         answer: dict[str, Any] = json.loads(line)
         assert "error" not in answer, answer["error"]
         return answer
@@ -120,14 +123,20 @@ def check_round(answer: dict[str, Any], embedded_before: set[int]) -> list[str]:
     if done["tmp_files_after_open"]:
         bad.append(f"temp files survived a restart: {done['tmp_files_after_open']}")
     if done["files_changed"] != len(ins["expected_changed"]):
-        bad.append(f"re-chunked {done['files_changed']} files, "
-                   f"{len(ins['expected_changed'])} were not committed")
+        bad.append(
+            f"re-chunked {done['files_changed']} files, {len(ins['expected_changed'])} were not committed"
+        )
     if done["files_deleted"] != len(ins["expected_deleted"]):
         bad.append(f"deleted {done['files_deleted']} rows, expected {len(ins['expected_deleted'])}")
     if done["embedded"] != done["pending_keys"]:
         bad.append(f"embedded {done['embedded']} texts, only {done['pending_keys']} lacked a vector")
-    for key in ("vector_keys_without_chunk", "embedded_chunks_without_vector",
-                "saved_keys_without_chunk", "embedded_chunks_not_saved", "pending_after"):
+    for key in (
+        "vector_keys_without_chunk",
+        "embedded_chunks_without_vector",
+        "saved_keys_without_chunk",
+        "embedded_chunks_not_saved",
+        "pending_after",
+    ):
         if done[key]:
             bad.append(f"{key}: {done[key]}")
     if done["problems"]:
@@ -166,8 +175,12 @@ def test_kill_during_indexing_then_restart(
     changes_s = _index_seconds(start_server, root, options)
     shutil.rmtree(root / ".kenning")
     checker = Checker()
-    figures: dict[str, Any] = {"rounds": rounds, "killed_in": {}, "inconsistent_rounds": 0,
-                               "index_seconds": [round(full_s, 2), round(changes_s, 2)]}
+    figures: dict[str, Any] = {
+        "rounds": rounds,
+        "killed_in": {},
+        "inconsistent_rounds": 0,
+        "index_seconds": [round(full_s, 2), round(changes_s, 2)],
+    }
     timing = {"start": 0.0, "check": 0.0}
     embedded_before: set[int] = set()
     problems: list[str] = []
@@ -188,8 +201,15 @@ def test_kill_during_indexing_then_restart(
             complete = r % 3 == 2 or r == rounds - 1
             probes = rng.sample(written, k=min(3, len(written)))
             started = time.monotonic()
-            answer = checker.ask({"root": str(root), "model": str(tiny_model), "tokens": tokens,
-                                  "probes": probes, "complete": complete})
+            answer = checker.ask(
+                {
+                    "root": str(root),
+                    "model": str(tiny_model),
+                    "tokens": tokens,
+                    "probes": probes,
+                    "complete": complete,
+                }
+            )
             timing["check"] += time.monotonic() - started
             bad = check_round(answer, embedded_before)
             if bad:
@@ -242,12 +262,18 @@ _KILL_IN_SAVE = textwrap.dedent("""
 """)
 
 
-def test_kill_while_saving_vectors_keeps_the_old_generation(tmp_path: Path, tiny_model: Path,
-                                                            start_server: StartServer) -> None:
+def test_kill_while_saving_vectors_keeps_the_old_generation(
+    tmp_path: Path, tiny_model: Path, start_server: StartServer
+) -> None:
     root = tmp_path / "ws"
     tokens = generate_workspace(root, 40, seed=3)
-    proc = subprocess.run([sys.executable, "-c", _KILL_IN_SAVE, str(root), str(tiny_model)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILL_IN_SAVE, str(root), str(tiny_model)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
     assert "tmp written: vectors." in proc.stdout
     store = root / ".kenning"
@@ -256,8 +282,15 @@ def test_kill_while_saving_vectors_keeps_the_old_generation(tmp_path: Path, tiny
     assert int(tmp.name.split(".")[1]) == int(current.name.split(".")[1]) + 1
     answer = Checker()
     try:
-        got = answer.ask({"root": str(root), "model": str(tiny_model), "tokens": tokens | {
-            "late.py": "late_arrival_marker"}, "probes": ["late.py"], "complete": False})
+        got = answer.ask(
+            {
+                "root": str(root),
+                "model": str(tiny_model),
+                "tokens": tokens | {"late.py": "late_arrival_marker"},
+                "probes": ["late.py"],
+                "complete": False,
+            }
+        )
     finally:
         answer.close()
     assert got["inspect"]["recorded_vectors"] == {"exists": True, "size_ok": True, "hash_ok": True}

@@ -31,8 +31,12 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     try:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(mnt)],
-                       check=True, capture_output=True, timeout=10)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(mnt)],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         pytest.skip(f"cannot mount a tmpfs here ({exc}); the engine test covers case 3")
     try:
@@ -59,17 +63,16 @@ def _recorded_vectors_ok(store: Path) -> bool:
     with sqlite3.connect(f"file:{store / 'kenning.sqlite3'}?mode=ro", uri=True) as conn:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     path = store / meta["vectors_file"]
-    return path.stat().st_size == int(meta["vectors_size"]) and file_hash(path) == meta[
-        "vectors_hash"]
+    return path.stat().st_size == int(meta["vectors_size"]) and file_hash(path) == meta["vectors_hash"]
 
 
-def test_disk_full_on_a_real_file_system(tmp_path: Path, tiny_model: Path, small_fs: Path,
-                                         start_server: StartServer) -> None:
+def test_disk_full_on_a_real_file_system(
+    tmp_path: Path, tiny_model: Path, small_fs: Path, start_server: StartServer
+) -> None:
     root = tmp_path / "ws"
     tokens = generate_workspace(root, 40, seed=11)
     store = small_fs / "store"
-    client = start_server(root, {"model": str(tiny_model), "storePath": str(store)},
-                          watch_files=True)
+    client = start_server(root, {"model": str(tiny_model), "storePath": str(store)}, watch_files=True)
     client.wait_state("ready")
     old_token = tokens[sorted(tokens)[0]]
     filler = _fill(small_fs)
@@ -94,8 +97,7 @@ def test_disk_full_on_a_real_file_system(tmp_path: Path, tiny_model: Path, small
     seen = len(client.statuses())
     client.command("kenning.reindex")
     client.wait_state("ready", after=seen, timeout=120)
-    assert client.search(token_for(1149, 1), mode="lexical")["results"][0]["uri"].endswith(
-        "more/m149.py")
+    assert client.search(token_for(1149, 1), mode="lexical")["results"][0]["uri"].endswith("more/m149.py")
     assert client.close() == 0
     assert _recorded_vectors_ok(store)
     with sqlite3.connect(store / "kenning.sqlite3") as conn:
@@ -153,8 +155,13 @@ _ENGINE = textwrap.dedent("""
 def test_failed_graph_save_keeps_the_last_good_generation(tmp_path: Path, tiny_model: Path) -> None:
     root = tmp_path / "ws"
     generate_workspace(root, 30, seed=12)
-    proc = subprocess.run([sys.executable, "-c", _ENGINE, str(root), str(tiny_model)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", _ENGINE, str(root), str(tiny_model)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.splitlines()[-1])
     # A clear error that says what could not be written and how much room there was.

@@ -62,8 +62,13 @@ _SCRIPT = textwrap.dedent("""
 
 def test_file_deleted_or_rewritten_during_the_scan(tmp_path: Path, tiny_model: Path) -> None:
     root = write_workspace(tmp_path / "ws", FILES)
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(root), str(tiny_model)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, str(root), str(tiny_model)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     out = json.loads(proc.stdout.splitlines()[-1])

@@ -27,18 +27,21 @@ def _build(root: Path, outside: Path) -> dict[str, tuple[str, int]]:
     (root / "gen.js").write_bytes(b"var b=2;" * 150_000)  # 1.2 MB, under the cap, one line
     (root / "bin.py").write_bytes(b"import os\n\x00\x01" + random.Random(1).randbytes(4000))
     os.mkfifo(root / "pipe.py")
-    (root / "latin.py").write_bytes("# café naïve\ndef latin_marker_fn():\n    return 1\n"
-                                    .encode("latin-1"))
-    (root / "sjis.py").write_bytes("# 日本語のコメント\n\ndef sjis_marker_fn():\n    return 1\n"
-                                   .encode("shift_jis"))
-    (root / "bom.py").write_bytes("\ufeff# bom\r\n\r\n\r\ndef bom_marker_fn():\r\n    return 2\r\n"
-                                  .encode("utf-8"))
+    (root / "latin.py").write_bytes("# café naïve\ndef latin_marker_fn():\n    return 1\n".encode("latin-1"))
+    (root / "sjis.py").write_bytes(
+        "# 日本語のコメント\n\ndef sjis_marker_fn():\n    return 1\n".encode("shift_jis")
+    )
+    (root / "bom.py").write_bytes(
+        "\ufeff# bom\r\n\r\n\r\ndef bom_marker_fn():\r\n    return 2\r\n".encode("utf-8")
+    )
     (root / "cr.py").write_bytes(b"# old mac\r\rdef cr_marker_fn():\r    return 3\r")
-    (root / "utf16.py").write_bytes("# wide\ndef utf16_marker_fn():\n    return 4\n"
-                                    .encode("utf-16"))
+    (root / "utf16.py").write_bytes("# wide\ndef utf16_marker_fn():\n    return 4\n".encode("utf-16"))
     (root / "long.py").write_text(  # one 5,000-character line among ordinary ones
         "def long_line_holder():\n    return (\n        '"
-        + "a" * 2500 + " qzlonglinexq " + "b" * 2500 + "'\n    )\n"
+        + "a" * 2500
+        + " qzlonglinexq "
+        + "b" * 2500
+        + "'\n    )\n"
         + "".join(f"\n\ndef filler_{i}(x):\n    return x + {i}\n" for i in range(12))
     )
     (outside / "secret.py").write_text("def qzoutsidesecretxq():\n    return 0\n")
@@ -47,9 +50,14 @@ def _build(root: Path, outside: Path) -> dict[str, tuple[str, int]]:
     (root / "up").symlink_to("..")
     (root / "a").symlink_to("b")
     (root / "b").symlink_to("a")
-    return {"latin_marker_fn": ("latin.py", 1), "sjis_marker_fn": ("sjis.py", 2),
-            "bom_marker_fn": ("bom.py", 3), "cr_marker_fn": ("cr.py", 2),
-            "utf16_marker_fn": ("utf16.py", 1), "qzlonglinexq": ("long.py", 2)}
+    return {
+        "latin_marker_fn": ("latin.py", 1),
+        "sjis_marker_fn": ("sjis.py", 2),
+        "bom_marker_fn": ("bom.py", 3),
+        "cr_marker_fn": ("cr.py", 2),
+        "utf16_marker_fn": ("utf16.py", 1),
+        "qzlonglinexq": ("long.py", 2),
+    }
 
 
 def test_hostile_tree(tmp_path: Path, tiny_model: Path, start_server: StartServer) -> None:
@@ -80,8 +88,9 @@ def test_hostile_tree(tmp_path: Path, tiny_model: Path, start_server: StartServe
     assert client.close() == 0
 
     with sqlite3.connect(root / ".kenning" / "kenning.sqlite3") as conn:
-        reasons = dict(conn.execute(
-            "SELECT path, skip_reason FROM files WHERE skip_reason IS NOT NULL").fetchall())
+        reasons = dict(
+            conn.execute("SELECT path, skip_reason FROM files WHERE skip_reason IS NOT NULL").fetchall()
+        )
     assert reasons["bundle.min.js"] == "too-large"
     assert reasons["gen.js"] == "generated"
     assert reasons["bin.py"] == "binary"

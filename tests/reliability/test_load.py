@@ -45,8 +45,7 @@ def _settle(client: Client, timeout: float = 60.0) -> int:
         time.sleep(0.5)
 
 
-def test_ten_thousand_saves_coalesce(tmp_path: Path, tiny_model: Path,
-                                     start_server: StartServer) -> None:
+def test_ten_thousand_saves_coalesce(tmp_path: Path, tiny_model: Path, start_server: StartServer) -> None:
     root = tmp_path / "ws"
     tokens = generate_workspace(root, 200, seed=5)
     client = start_server(root, {"model": str(tiny_model)}, watch_files=True)
@@ -59,8 +58,13 @@ def test_ten_thousand_saves_coalesce(tmp_path: Path, tiny_model: Path,
 
     started = time.monotonic()
     burst = b"".join(
-        _frame({"jsonrpc": "2.0", "method": "textDocument/didSave",
-                "params": {"textDocument": {"uri": (root / saved[n % SAVED_FILES]).as_uri()}}})
+        _frame(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didSave",
+                "params": {"textDocument": {"uri": (root / saved[n % SAVED_FILES]).as_uri()}},
+            }
+        )
         for n in range(SAVES)
     )
     client.send_bytes(burst)
@@ -83,16 +87,18 @@ def test_ten_thousand_saves_coalesce(tmp_path: Path, tiny_model: Path,
         hit = client.search(tokens[rel], mode="lexical")["results"][0]
         assert hit["uri"].endswith(rel)
         assert hit["range"]["start"]["line"] <= TOKEN_LINE - 1 <= hit["range"]["end"]["line"]
-    print(f"\n{SAVES} saves: sent in {sent:.2f}s, search answered after {answered:.2f}s, "
-          f"{jobs} re-index jobs, RSS {rss_growth_mib:+.1f} MiB", file=sys.stderr)
+    print(
+        f"\n{SAVES} saves: sent in {sent:.2f}s, search answered after {answered:.2f}s, "
+        f"{jobs} re-index jobs, RSS {rss_growth_mib:+.1f} MiB",
+        file=sys.stderr,
+    )
     assert 1 <= jobs <= SAVED_FILES
     assert rss_growth_mib < 64
     assert answered < 30
     assert client.close() == 0
 
 
-def test_searches_during_a_full_reindex(tmp_path: Path, tiny_model: Path,
-                                        start_server: StartServer) -> None:
+def test_searches_during_a_full_reindex(tmp_path: Path, tiny_model: Path, start_server: StartServer) -> None:
     root = tmp_path / "ws"
     tokens = generate_workspace(root, 300, seed=6)
     client = start_server(root, {"model": str(tiny_model)}, watch_files=True)
@@ -112,8 +118,7 @@ def test_searches_during_a_full_reindex(tmp_path: Path, tiny_model: Path,
         if n == SEARCHES // 2:
             threads_half = client.threads()  # the pools have grown to their size by now
         query = tokens[rels[n % len(rels)]] if n % 2 else "helper items factor total"
-        pending.append(client.request("workspace/semanticSearch",
-                                      {"query": query, "limit": 5}))
+        pending.append(client.request("workspace/semanticSearch", {"query": query, "limit": 5}))
         while len(pending) >= IN_FLIGHT or (n == SEARCHES - 1 and pending):
             reply = client.wait_response(pending.pop(0), 60)
             answered += 1
@@ -124,8 +129,11 @@ def test_searches_during_a_full_reindex(tmp_path: Path, tiny_model: Path,
     elapsed = time.monotonic() - started
     client.wait_state("ready", after=statuses_before)
     threads_end = client.threads()
-    print(f"\n{SEARCHES} searches during a re-index: {elapsed:.1f}s, states seen {sorted(states)}, "
-          f"threads {threads_before} -> {threads_half} -> {threads_end}", file=sys.stderr)
+    print(
+        f"\n{SEARCHES} searches during a re-index: {elapsed:.1f}s, states seen {sorted(states)}, "
+        f"threads {threads_before} -> {threads_half} -> {threads_end}",
+        file=sys.stderr,
+    )
     assert answered == SEARCHES and not errors, errors[:3]
     assert states - {"ready"}, "the searches never overlapped the re-index"
     assert elapsed < 60
@@ -134,8 +142,9 @@ def test_searches_during_a_full_reindex(tmp_path: Path, tiny_model: Path,
     assert client.close() == 0
 
 
-def test_cancelled_searches_answer_once_and_leak_no_threads(tmp_path: Path, tiny_model: Path,
-                                                            start_server: StartServer) -> None:
+def test_cancelled_searches_answer_once_and_leak_no_threads(
+    tmp_path: Path, tiny_model: Path, start_server: StartServer
+) -> None:
     root = tmp_path / "ws"
     generate_workspace(root, 100, seed=7)
     client = start_server(root, {"model": str(tiny_model)}, watch_files=True)
@@ -159,8 +168,7 @@ def test_cancelled_searches_answer_once_and_leak_no_threads(tmp_path: Path, tiny
         time.sleep(0.3)
         assert all(client.reply_counts[json.dumps(i)] == 1 for i in ids)
         threads.append(client.threads())
-    print(f"\n300 cancelled searches: {outcomes}, threads after each storm {threads}",
-          file=sys.stderr)
+    print(f"\n300 cancelled searches: {outcomes}, threads after each storm {threads}", file=sys.stderr)
     assert outcomes["cancelled"] > 0
     assert threads[2] - threads[0] < 5 and max(threads) <= MAX_THREADS, f"threads leak: {threads}"
     assert client.search("helper", mode="lexical")["results"]

@@ -30,12 +30,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _store_digest(store: Path) -> dict[str, str]:
     """What a writer would change: every store file but SQLite's shared-memory index."""
-    return {p.name: hashlib.blake2b(p.read_bytes(), digest_size=8).hexdigest()
-            for p in sorted(store.iterdir()) if p.is_file() and not p.name.endswith("-shm")}
+    return {
+        p.name: hashlib.blake2b(p.read_bytes(), digest_size=8).hexdigest()
+        for p in sorted(store.iterdir())
+        if p.is_file() and not p.name.endswith("-shm")
+    }
 
 
-def test_second_server_reads_and_never_writes(tmp_path: Path, tiny_model: Path,
-                                              start_server: StartServer) -> None:
+def test_second_server_reads_and_never_writes(
+    tmp_path: Path, tiny_model: Path, start_server: StartServer
+) -> None:
     root = write_workspace(tmp_path / "ws", FILES)
     options = {"model": str(tiny_model)}
     first = start_server(root, options, watch_files=True)
@@ -48,8 +52,7 @@ def test_second_server_reads_and_never_writes(tmp_path: Path, tiny_model: Path,
     second = start_server(root, options, watch_files=True)
     status = second.wait_state("ready")
     assert "being written by pid" in status.get("message", ""), status
-    assert second.search("circle_area", mode="lexical")["results"][0]["uri"].endswith(
-        "/geometry.py")
+    assert second.search("circle_area", mode="lexical")["results"][0]["uri"].endswith("/geometry.py")
     dense = second.search("area of a round shape", mode="semantic")["results"]
     assert dense and dense[0]["match"]["denseRank"] == 1
     # Asked to index, it does not: only the writer does.
@@ -125,14 +128,20 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.parametrize("input_stays_open", [False, True], ids=["eof", "parent-pid"])
-def test_server_exits_when_its_client_is_killed(tmp_path: Path, tiny_model: Path,
-                                                input_stays_open: bool) -> None:
+def test_server_exits_when_its_client_is_killed(
+    tmp_path: Path, tiny_model: Path, input_stays_open: bool
+) -> None:
     root = tmp_path / "ws"
     generate_workspace(root, 300, seed=9)
     fds: tuple[int, int] | None = os.pipe() if input_stays_open else None
     args = [str(root), str(tiny_model), str(fds[0] if fds else -1), str(fds[1] if fds else -1)]
-    parent = subprocess.Popen([sys.executable, "-c", _PARENT, *args], stdout=subprocess.PIPE,
-                              text=True, pass_fds=fds or (), cwd=REPO)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT, *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        pass_fds=fds or (),
+        cwd=REPO,
+    )
     server_pid = 0
     try:
         assert parent.stdout is not None
@@ -155,8 +164,11 @@ def test_server_exits_when_its_client_is_killed(tmp_path: Path, tiny_model: Path
             os.kill(server_pid, signal.SIGKILL)
         for fd in fds or ():
             os.close(fd)
-    print(f"\nserver exited {took:.1f}s after its client was killed "
-          f"({'parent pid watch' if input_stays_open else 'end of input'})", file=sys.stderr)
+    print(
+        f"\nserver exited {took:.1f}s after its client was killed "
+        f"({'parent pid watch' if input_stays_open else 'end of input'})",
+        file=sys.stderr,
+    )
     store = root / ".kenning"
     with sqlite3.connect(store / "kenning.sqlite3") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

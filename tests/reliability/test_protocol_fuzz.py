@@ -34,11 +34,44 @@ REPLY_TIMEOUT = 30.0
 # UTF-8), emoji and other astral characters, right-to-left text, CJK, combining marks, NUL,
 # FTS5 query syntax, glob syntax, and strings at and over the 1,000-character query limit.
 HOSTILE = [
-    "", "   ", "\t\n", "\ud800", "\udfff", "a\ud800b", "\udc80\ud800", "\ud83d\ude00", "😀🚀",
-    "שלום עולם", "مرحبا بالعالم", "日本語のテキスト", "e\u0301\u0302\u0303", "\u202etxt.exe",
-    "\x00", "a\x00b", "\uffff", "\ufeff", "\u2028", "NEAR(a b)", "a OR b", 'x"y', "col:val",
-    "^start", "(((", "AND", "NOT", "-x", "*", "**/[", "[!", "\\", "%_", "..", "../..",
-    "a" * 1000, "a" * 1001, "word " * 200,
+    "",
+    "   ",
+    "\t\n",
+    "\ud800",
+    "\udfff",
+    "a\ud800b",
+    "\udc80\ud800",
+    "\ud83d\ude00",
+    "😀🚀",
+    "שלום עולם",
+    "مرحبا بالعالم",
+    "日本語のテキスト",
+    "e\u0301\u0302\u0303",
+    "\u202etxt.exe",
+    "\x00",
+    "a\x00b",
+    "\uffff",
+    "\ufeff",
+    "\u2028",
+    "NEAR(a b)",
+    "a OR b",
+    'x"y',
+    "col:val",
+    "^start",
+    "(((",
+    "AND",
+    "NOT",
+    "-x",
+    "*",
+    "**/[",
+    "[!",
+    "\\",
+    "%_",
+    "..",
+    "../..",
+    "a" * 1000,
+    "a" * 1001,
+    "word " * 200,
 ]
 HUGE = ["q" * 1_000_000, "ß" * 300_000]
 
@@ -53,55 +86,98 @@ def _text(max_size: int = 24) -> st.SearchStrategy[str]:
 
 
 LEAF = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=False, allow_infinity=False), _text(),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    _text(),
 )
 JSON = st.recursive(
-    LEAF, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text(8), kids, max_size=3),
+    LEAF,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text(8), kids, max_size=3),
     max_leaves=8,
 )
-INTS = st.one_of(st.integers(-3, 260), st.sampled_from([2**31, 2**63, -(2**63), 10**30, 1.5, "7",
-                                                         True]), JSON)
-QUERY = st.one_of(_text(40), st.sampled_from(HUGE), st.sampled_from(["helper", "circle_area",
-                                                                       "retry upload"]), JSON)
+INTS = st.one_of(
+    st.integers(-3, 260), st.sampled_from([2**31, 2**63, -(2**63), 10**30, 1.5, "7", True]), JSON
+)
+QUERY = st.one_of(
+    _text(40), st.sampled_from(HUGE), st.sampled_from(["helper", "circle_area", "retry upload"]), JSON
+)
 
 
 def _search_params() -> st.SearchStrategy[Any]:
-    names = st.lists(st.one_of(st.sampled_from(["python", "go", "javascript"]), _text()),
-                     max_size=3)
-    filters = st.one_of(JSON, st.fixed_dictionaries({}, optional={
-        "paths": st.one_of(names, JSON), "languages": st.one_of(names, JSON),
-        "extensions": st.one_of(names, JSON),
-    }))
-    return st.one_of(JSON, st.fixed_dictionaries({"query": QUERY}, optional={
-        "limit": INTS, "mode": st.one_of(st.sampled_from(["hybrid", "semantic", "lexical"]), JSON),
-        "filters": filters, "workDoneToken": JSON, "somethingElse": JSON,
-    }))
+    names = st.lists(st.one_of(st.sampled_from(["python", "go", "javascript"]), _text()), max_size=3)
+    filters = st.one_of(
+        JSON,
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "paths": st.one_of(names, JSON),
+                "languages": st.one_of(names, JSON),
+                "extensions": st.one_of(names, JSON),
+            },
+        ),
+    )
+    return st.one_of(
+        JSON,
+        st.fixed_dictionaries(
+            {"query": QUERY},
+            optional={
+                "limit": INTS,
+                "mode": st.one_of(st.sampled_from(["hybrid", "semantic", "lexical"]), JSON),
+                "filters": filters,
+                "workDoneToken": JSON,
+                "somethingElse": JSON,
+            },
+        ),
+    )
 
 
 def _similar_params(root: Path) -> st.SearchStrategy[Any]:
     ws = root.resolve().as_uri()
     uris = st.one_of(
-        st.sampled_from([
-            f"{ws}/geometry.py", f"{ws}/uploads.py", f"{ws}/web/headers.js", f"{ws}/missing.py",
-            ws, f"{ws}/.kenning/kenning.sqlite3", "file:///etc/passwd", f"{ws}/../../etc/passwd",
-            f"{ws}/..%2F..%2F..%2Fetc%2Fpasswd", f"{ws}/%2e%2e/%2e%2e/etc/passwd",
-            "untitled:Untitled-1", "http://example.com/a.py", "file://otherhost/a.py",
-            f"{ws}/geometry.py#L3", "file:///proc/self/environ",
-        ]),
-        _text(), JSON,
+        st.sampled_from(
+            [
+                f"{ws}/geometry.py",
+                f"{ws}/uploads.py",
+                f"{ws}/web/headers.js",
+                f"{ws}/missing.py",
+                ws,
+                f"{ws}/.kenning/kenning.sqlite3",
+                "file:///etc/passwd",
+                f"{ws}/../../etc/passwd",
+                f"{ws}/..%2F..%2F..%2Fetc%2Fpasswd",
+                f"{ws}/%2e%2e/%2e%2e/etc/passwd",
+                "untitled:Untitled-1",
+                "http://example.com/a.py",
+                "file://otherhost/a.py",
+                f"{ws}/geometry.py#L3",
+                "file:///proc/self/environ",
+            ]
+        ),
+        _text(),
+        JSON,
     )
     position = st.one_of(JSON, st.fixed_dictionaries({"line": INTS, "character": INTS}))
-    return st.one_of(JSON, st.fixed_dictionaries(
-        {"textDocument": st.one_of(JSON, st.fixed_dictionaries({"uri": uris})),
-         "range": st.one_of(JSON, st.fixed_dictionaries({"start": position, "end": position}))},
-        optional={"limit": INTS, "extra": JSON},
-    ))
+    return st.one_of(
+        JSON,
+        st.fixed_dictionaries(
+            {
+                "textDocument": st.one_of(JSON, st.fixed_dictionaries({"uri": uris})),
+                "range": st.one_of(JSON, st.fixed_dictionaries({"start": position, "end": position})),
+            },
+            optional={"limit": INTS, "extra": JSON},
+        ),
+    )
 
 
 def _symbol_params() -> st.SearchStrategy[Any]:
-    return st.one_of(JSON, st.fixed_dictionaries({"query": QUERY}, optional={
-        "workDoneToken": JSON, "partialResultToken": JSON, "extra": JSON}))
+    return st.one_of(
+        JSON,
+        st.fixed_dictionaries(
+            {"query": QUERY}, optional={"workDoneToken": JSON, "partialResultToken": JSON, "extra": JSON}
+        ),
+    )
 
 
 def _check_hits(result: Any, root: Path) -> None:
@@ -116,8 +192,11 @@ def _assert_healthy(client: Client, root: Path) -> None:
     time.sleep(0.3)  # a late duplicate reply would arrive now
     assert client.alive()
     # The test's own requests have integer ids; junk frames carry others.
-    twice = {k: n for k, n in client.reply_counts.items()
-             if n != 1 and isinstance(json.loads(k), int) and not isinstance(json.loads(k), bool)}
+    twice = {
+        k: n
+        for k, n in client.reply_counts.items()
+        if n != 1 and isinstance(json.loads(k), int) and not isinstance(json.loads(k), bool)
+    }
     assert not twice, f"requests answered more than once: {twice}"
     assert not client.protocol_errors, client.protocol_errors[:3]
     assert client.show_messages() == [], client.show_messages()[:3]
@@ -125,8 +204,9 @@ def _assert_healthy(client: Client, root: Path) -> None:
     assert hits and hits[0]["uri"].endswith("/geometry.py")
 
 
-def test_requests_with_generated_params(tmp_path: Path, tiny_model: Path,
-                                        start_server: StartServer, slow: bool) -> None:
+def test_requests_with_generated_params(
+    tmp_path: Path, tiny_model: Path, start_server: StartServer, slow: bool
+) -> None:
     root = write_workspace(tmp_path / "ws", FILES)
     client = start_server(root, {"model": str(tiny_model)})
     client.wait_state("ready")
@@ -137,8 +217,13 @@ def test_requests_with_generated_params(tmp_path: Path, tiny_model: Path,
         st.tuples(st.just("workspace/symbol"), _symbol_params()),
     )
 
-    @settings(max_examples=SLOW_EXAMPLES if slow else EXAMPLES, deadline=None, derandomize=True,
-              database=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=SLOW_EXAMPLES if slow else EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case=cases, omit_params=st.booleans())
     def one_request(case: tuple[str, Any], omit_params: bool) -> None:
         method, params = case
@@ -227,10 +312,16 @@ def _bodies() -> st.SearchStrategy[bytes]:
         st.just(b"[" * 50_000),  # nesting deeper than the JSON parser's recursion limit
         st.just(json.dumps({**_REQUEST, "jsonrpc": "1.0"}).encode()),
         st.just(json.dumps({k: v for k, v in _REQUEST.items() if k != "method"}).encode()),
-        st.builds(lambda i: json.dumps({**_REQUEST, "id": i}).encode(),
-                  st.one_of(st.none(), st.floats(allow_nan=False), st.booleans(),
-                            st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3),
-                                                                                 st.integers()))),
+        st.builds(
+            lambda i: json.dumps({**_REQUEST, "id": i}).encode(),
+            st.one_of(
+                st.none(),
+                st.floats(allow_nan=False),
+                st.booleans(),
+                st.lists(st.integers(), max_size=2),
+                st.dictionaries(st.text(max_size=3), st.integers()),
+            ),
+        ),
         st.just(b'{"jsonrpc": "2.0", "method": "exit"'),  # cut short
     )
 
@@ -238,10 +329,25 @@ def _bodies() -> st.SearchStrategy[bytes]:
 @st.composite
 def _frames(draw: st.DrawFn) -> bytes:
     body = draw(_bodies())
-    kind = draw(st.sampled_from([
-        "exact", "delta", "no-header", "lower-case", "lf-only", "no-space", "not-a-number",
-        "negative", "twice", "junk-line-first", "no-blank-line", "content-type-only", "zero",
-    ]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "exact",
+                "delta",
+                "no-header",
+                "lower-case",
+                "lf-only",
+                "no-space",
+                "not-a-number",
+                "negative",
+                "twice",
+                "junk-line-first",
+                "no-blank-line",
+                "content-type-only",
+                "zero",
+            ]
+        )
+    )
     n = len(body)
     if kind == "exact":
         head = b"Content-Length: %d\r\n\r\n" % n
@@ -256,8 +362,9 @@ def _frames(draw: st.DrawFn) -> bytes:
     elif kind == "no-space":
         head = b"Content-Length:%d\r\n\r\n" % n
     elif kind == "not-a-number":
-        head = b"Content-Length: " + draw(st.sampled_from([b"abc", b"1e3", b"0x10", b" 5", b""])
-                                          ) + b"\r\n\r\n"
+        head = (
+            b"Content-Length: " + draw(st.sampled_from([b"abc", b"1e3", b"0x10", b" 5", b""])) + b"\r\n\r\n"
+        )
     elif kind == "negative":
         head = b"Content-Length: -%d\r\n\r\n" % n
     elif kind == "twice":
@@ -273,16 +380,20 @@ def _frames(draw: st.DrawFn) -> bytes:
     return head + body
 
 
-def test_malformed_framing(tmp_path: Path, tiny_model: Path, start_server: StartServer,
-                           slow: bool) -> None:
+def test_malformed_framing(tmp_path: Path, tiny_model: Path, start_server: StartServer, slow: bool) -> None:
     root = write_workspace(tmp_path / "ws", FILES)
     client = start_server(root, {"model": str(tiny_model), "indexOnStartup": True})
     client.wait_state("ready")
     model = ReaderModel()
     counts = {"frames": 0, "probes": 0}
 
-    @settings(max_examples=SLOW_FRAMING_EXAMPLES if slow else FRAMING_EXAMPLES, deadline=None,
-              derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=SLOW_FRAMING_EXAMPLES if slow else FRAMING_EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(frame=_frames())
     def one_frame(frame: bytes) -> None:
         client.send_bytes(frame)
@@ -303,6 +414,7 @@ def test_malformed_framing(tmp_path: Path, tiny_model: Path, start_server: Start
 
 # -- the message-size limit -------------------------------------------------------------------------
 
+
 def _peak_rss_kib(client: Client) -> int:
     return int(client.status_line("VmHWM").split()[0])
 
@@ -314,8 +426,9 @@ def test_oversized_message_is_refused_and_the_stream_stays_in_step(
     client = start_server(root, {"model": str(tiny_model)})
     client.wait_state("ready")
     peak = _peak_rss_kib(client)
-    body = json.dumps({"jsonrpc": "2.0", "id": 4242, "method": "workspace/semanticSearch",
-                       "params": {"query": "circle"}}).encode()
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 4242, "method": "workspace/semanticSearch", "params": {"query": "circle"}}
+    ).encode()
     size = MAX_MESSAGE_BYTES + 1
     client.send_bytes(b"Content-Length: %d\r\n\r\n" % size + body + b" " * (size - len(body)))
     reply = client.wait_response(4242)
@@ -336,8 +449,9 @@ def test_oversized_message_is_refused_and_the_stream_stays_in_step(
     assert client.close() == 0
 
 
-def test_declared_length_never_sent_then_eof_exits_cleanly(tmp_path: Path, tiny_model: Path,
-                                                           start_server: StartServer) -> None:
+def test_declared_length_never_sent_then_eof_exits_cleanly(
+    tmp_path: Path, tiny_model: Path, start_server: StartServer
+) -> None:
     root = write_workspace(tmp_path / "ws", FILES)
     client = start_server(root, {"model": str(tiny_model), "indexOnStartup": False})
     client.send_bytes(b"Content-Length: 999999999999999\r\n\r\n{}")
@@ -349,12 +463,19 @@ def test_declared_length_never_sent_then_eof_exits_cleanly(tmp_path: Path, tiny_
 
 
 @pytest.mark.parametrize("size", [MAX_MESSAGE_BYTES // 16])
-def test_large_message_under_the_limit_is_read(tmp_path: Path, tiny_model: Path,
-                                               start_server: StartServer, size: int) -> None:
+def test_large_message_under_the_limit_is_read(
+    tmp_path: Path, tiny_model: Path, start_server: StartServer, size: int
+) -> None:
     root = write_workspace(tmp_path / "ws", FILES)
     client = start_server(root, {"model": str(tiny_model)})
     client.wait_state("ready")
-    body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "workspace/semanticSearch",
-                       "params": {"query": "circle_area", "mode": "lexical"}}).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "workspace/semanticSearch",
+            "params": {"query": "circle_area", "mode": "lexical"},
+        }
+    ).encode()
     client.send_bytes(b"Content-Length: %d\r\n\r\n" % size + body + b" " * (size - len(body)))
     assert client.wait_response(9)["result"]["results"][0]["uri"].endswith("/geometry.py")

@@ -30,7 +30,7 @@ def _uris(root: Path, outside: Path) -> list[str]:
         f"{ws}/%2E%2E%2F{out}%2Fsecret.py",
         f"{ws}/..%2F{out}%2Fsecret.py",
         f"{ws}/sub/%2e%2e/%2e%2e/{out}/secret.py",
-        f"{ws}/link.py",          # a symlink to the outside file
+        f"{ws}/link.py",  # a symlink to the outside file
         f"{ws}/outdir/secret.py",  # through a symlinked directory
         "file:///etc/passwd",
         "file://localhost/etc/shadow",
@@ -49,8 +49,12 @@ def _uris(root: Path, outside: Path) -> list[str]:
 def _inside_but_not_indexed(root: Path) -> list[str]:
     """Paths that resolve inside the folder but name nothing the index holds."""
     ws = root.as_uri()
-    return [f"{ws}/loop/loop/loop/x.py", f"{ws}/.kenning/kenning.sqlite3",
-            f"{ws}/.git/config", f"{ws}/cycle_a"]
+    return [
+        f"{ws}/loop/loop/loop/x.py",
+        f"{ws}/.kenning/kenning.sqlite3",
+        f"{ws}/.git/config",
+        f"{ws}/cycle_a",
+    ]
 
 
 def test_paths_outside_the_workspace_are_refused_and_never_read(
@@ -68,28 +72,39 @@ def test_paths_outside_the_workspace_are_refused_and_never_read(
     (root / "cycle_b").symlink_to("cycle_a")
     audit = tmp_path / "audit.log"
     env = {"KENNING_TEST_WATCH_DIR": str(outside), "KENNING_TEST_AUDIT_LOG": str(audit)}
-    client = Client(env=env, cmd=[sys.executable, "-m", "tests.reliability.audited_server"],
-                    cwd=Path(__file__).resolve().parents[2])
+    client = Client(
+        env=env,
+        cmd=[sys.executable, "-m", "tests.reliability.audited_server"],
+        cwd=Path(__file__).resolve().parents[2],
+    )
     try:
         client.initialize(root, {"model": str(tiny_model)}, watch_files=True)
         client.wait_state("ready")
         refused = _uris(root, outside)
         for uri in refused + _inside_but_not_indexed(root):
             client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
-            client.notify("workspace/didChangeWatchedFiles",
-                          {"changes": [{"uri": uri, "type": t} for t in (1, 2, 3)]})
+            client.notify(
+                "workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": t} for t in (1, 2, 3)]}
+            )
             client.notify("workspace/didDeleteFiles", {"files": [{"uri": uri}]})
-            client.notify("workspace/didRenameFiles",
-                          {"files": [{"oldUri": uri, "newUri": f"{root.as_uri()}/renamed.py"}]})
-            reply = client.call("kenning/similar", {
-                "textDocument": {"uri": uri},
-                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
-            })
+            client.notify(
+                "workspace/didRenameFiles",
+                {"files": [{"oldUri": uri, "newUri": f"{root.as_uri()}/renamed.py"}]},
+            )
+            reply = client.call(
+                "kenning/similar",
+                {
+                    "textDocument": {"uri": uri},
+                    "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+                },
+            )
             if uri in refused:
                 assert reply.get("error", {}).get("code") == -32602, (uri, reply)
             else:  # inside, but nothing indexed there: no error needed, nothing found
-                assert reply.get("error", {}).get("code") == -32602 or not reply["result"][
-                    "results"], (uri, reply)
+                assert reply.get("error", {}).get("code") == -32602 or not reply["result"]["results"], (
+                    uri,
+                    reply,
+                )
         client.command("kenning.reindex")
         client.command("kenning.reindex", (outside).as_uri())  # not a folder of ours: ignored
         deadline_statuses = len(client.statuses())
@@ -108,10 +123,10 @@ def test_paths_outside_the_workspace_are_refused_and_never_read(
     opened = audit.read_text().splitlines() if audit.exists() else []
     assert opened == [], f"the server opened files outside the workspace: {opened[:5]}"
     with sqlite3.connect(root / ".kenning" / "kenning.sqlite3") as conn:
-        leaked = conn.execute("SELECT count(*) FROM chunks WHERE text LIKE ?",
-                              (f"%{SECRET}%",)).fetchone()[0]
-        reasons = dict(conn.execute(
-            "SELECT path, skip_reason FROM files WHERE skip_reason IS NOT NULL").fetchall())
+        leaked = conn.execute("SELECT count(*) FROM chunks WHERE text LIKE ?", (f"%{SECRET}%",)).fetchone()[0]
+        reasons = dict(
+            conn.execute("SELECT path, skip_reason FROM files WHERE skip_reason IS NOT NULL").fetchall()
+        )
     assert leaked == 0
     assert reasons.get("link.py") == "outside-root"
     assert reasons.get("outdir") in ("outside-root", None)
@@ -122,8 +137,11 @@ def test_the_audit_hook_sees_reads(tmp_path: Path, tiny_model: Path) -> None:
     root = write_workspace(tmp_path / "watched" / "ws", {"a.py": FILES["geometry.py"]})
     audit = tmp_path / "audit.log"
     env = {"KENNING_TEST_WATCH_DIR": str(tmp_path / "watched"), "KENNING_TEST_AUDIT_LOG": str(audit)}
-    client = Client(env=env, cmd=[sys.executable, "-m", "tests.reliability.audited_server"],
-                    cwd=Path(__file__).resolve().parents[2])
+    client = Client(
+        env=env,
+        cmd=[sys.executable, "-m", "tests.reliability.audited_server"],
+        cwd=Path(__file__).resolve().parents[2],
+    )
     try:
         client.initialize(root, {"model": str(tiny_model)}, watch_files=True)
         client.wait_state("ready")
@@ -133,8 +151,7 @@ def test_the_audit_hook_sees_reads(tmp_path: Path, tiny_model: Path) -> None:
     assert f"open {root.resolve() / 'a.py'}" in audit.read_text().splitlines()
 
 
-def test_store_directory_is_private(tmp_path: Path, tiny_model: Path,
-                                    start_server: StartServer) -> None:
+def test_store_directory_is_private(tmp_path: Path, tiny_model: Path, start_server: StartServer) -> None:
     root = write_workspace(tmp_path / "ws", {"a.py": FILES["geometry.py"]})
     (root / ".kenning").mkdir(mode=0o755)  # made by someone else, too open
     os.chmod(root / ".kenning", 0o755)

@@ -16,8 +16,7 @@ from pathlib import Path
 import numpy as np
 
 
-def build_tiny_model(directory: Path, *, dim: int = 32, seed: int = 7, model_id: str = "tiny-test"
-                     ) -> Path:
+def build_tiny_model(directory: Path, *, dim: int = 32, seed: int = 7, model_id: str = "tiny-test") -> Path:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 

@@ -57,15 +57,10 @@ def _is_minified(index: LineIndex, total: int) -> bool:
 
 
 def _windows(index: LineIndex, budget: int) -> list[_Row]:
-    return [
-        (start, end, "window", None, "")
-        for start, end in pack_windows(index, 1, index.count, budget)
-    ]
+    return [(start, end, "window", None, "") for start, end in pack_windows(index, 1, index.count, budget)]
 
 
-def chunk_source(
-    path: str, text: str, language: str, *, max_chars: int = DEFAULT_MAX_CHARS
-) -> ChunkedFile:
+def chunk_source(path: str, text: str, language: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> ChunkedFile:
     """Chunks and symbols of one file.
 
     ``path`` (POSIX, relative to the workspace root) is only used in log messages;
@@ -77,9 +72,7 @@ def chunk_source(
     rows: list[_Row]
     symbols: list[Symbol] = []
     grammar = GRAMMARS.get(language)
-    if grammar is not None and len(text) <= _MAX_PARSE_CHARS and not _is_minified(
-        index, len(text)
-    ):
+    if grammar is not None and len(text) <= _MAX_PARSE_CHARS and not _is_minified(index, len(text)):
         try:
             fallback = None
             if language == "c" and path.endswith(".h"):

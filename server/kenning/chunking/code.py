@@ -158,7 +158,11 @@ class CodeChunker:
         return len(self.src[line_start : node.start_byte].decode("utf-8", "replace"))
 
     def _refine(
-        self, kind: str, name: str, qualifier: tuple[str, ...], parent: _Scope | None,
+        self,
+        kind: str,
+        name: str,
+        qualifier: tuple[str, ...],
+        parent: _Scope | None,
         type_names: set[str],
     ) -> str:
         if kind == "function":
@@ -267,8 +271,7 @@ class CodeChunker:
         for unit in self.units:
             start_byte, end_byte = unit.span_node.start_byte, unit.span_node.end_byte
             if previous is not None and (
-                previous.span_node.start_byte == start_byte
-                and previous.span_node.end_byte == end_byte
+                previous.span_node.start_byte == start_byte and previous.span_node.end_byte == end_byte
             ):
                 if previous.name is None and unit.name is not None:
                     previous.name, previous.qualname = unit.name, unit.qualname
@@ -330,15 +333,11 @@ class CodeChunker:
         base = levels[0]
         return {line: 4 - min(3, (indent - base) // step) for line, indent in indents.items()}
 
-    def _emit_windows(
-        self, start: int, end: int, owner: _Unit | None, headers: tuple[str, ...]
-    ) -> None:
+    def _emit_windows(self, start: int, end: int, owner: _Unit | None, headers: tuple[str, ...]) -> None:
         index = self.index
         bonus: dict[int, int] = {}
         if index.size(start, end) > self.budget:
-            bonus = self._statement_bonus(
-                start, end, owner.span_node if owner is not None else self.root
-            )
+            bonus = self._statement_bonus(start, end, owner.span_node if owner is not None else self.root)
         signature: str | None = None
         for first, last in pack_windows(index, start, end, self.budget, bonus):
             if owner is None:
@@ -392,9 +391,7 @@ class CodeChunker:
                 return start
             # Inside a class the crumb is about the class anyway (`forget = pack_forget`
             # after `def pack_forget`); at the top level only when nothing separates them.
-            if back_fits and previous is not None and (
-                owner is not None or previous.end == start - 1
-            ):
+            if back_fits and previous is not None and (owner is not None or previous.end == start - 1):
                 previous.end = end
                 return None
         self._emit_windows(start, end, owner, headers)
@@ -407,9 +404,7 @@ class CodeChunker:
             return True
         prefixes = _COMMENT_PREFIXES.get(self.grammar.name, ("//", "/*", "*"))
         return all(
-            line.lstrip().startswith(prefixes)
-            for line in self.index.lines[start - 1 : end]
-            if line.strip()
+            line.lstrip().startswith(prefixes) for line in self.index.lines[start - 1 : end] if line.strip()
         )
 
     def _is_closing(self, start: int, end: int) -> bool:
@@ -455,9 +450,7 @@ class CodeChunker:
         for start, end, child, merged in items:
             glued = None
             if start > position:
-                glued = self._emit_loose(
-                    position, start - 1, owner, headers, first_out, (start, end)
-                )
+                glued = self._emit_loose(position, start - 1, owner, headers, first_out, (start, end))
             if glued is not None:
                 # The crumb before it is part of its chunk now; when that crumb holds the
                 # owner's signature (`class A:`), the signature is in the text, not the header.
@@ -474,9 +467,7 @@ class CodeChunker:
         self.collect()
         roots = self._tree()
         self._emit_region(1, self.index.count, roots, None, (), 0)
-        chunks = [
-            (out.start, out.end, out.kind, out.symbol, "\n".join(out.header)) for out in self.out
-        ]
+        chunks = [(out.start, out.end, out.kind, out.symbol, "\n".join(out.header)) for out in self.out]
         return chunks, self.symbols
 
 

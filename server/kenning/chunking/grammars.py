@@ -282,8 +282,7 @@ _TS_RULES: dict[str, Rule] = {
     "field": Rule("field", names=names_in("name")),
 }
 
-_JS_BLOCKS = ("program", "statement_block", "class_body", "switch_body", "switch_case",
-              "switch_default")
+_JS_BLOCKS = ("program", "statement_block", "class_body", "switch_body", "switch_case", "switch_default")
 
 _C_DEFINITIONS = """
 (function_definition) @function
@@ -332,9 +331,17 @@ _CPP_RULES: dict[str, Rule] = {
     "alias": Rule("type", chunk=True),
 }
 
-_C_BLOCKS = ("translation_unit", "compound_statement", "field_declaration_list",
-             "declaration_list", "case_statement", "preproc_if", "preproc_ifdef", "preproc_else",
-             "preproc_elif")
+_C_BLOCKS = (
+    "translation_unit",
+    "compound_statement",
+    "field_declaration_list",
+    "declaration_list",
+    "case_statement",
+    "preproc_if",
+    "preproc_ifdef",
+    "preproc_else",
+    "preproc_elif",
+)
 
 GRAMMARS: dict[str, Grammar] = {
     "python": Grammar(
@@ -393,8 +400,15 @@ GRAMMARS: dict[str, Grammar] = {
             "constant": Rule("constant"),
             "variable": Rule("variable"),
         },
-        blocks=("source_file", "statement_list", "field_declaration_list",
-                "expression_case", "default_case", "type_case", "communication_case"),
+        blocks=(
+            "source_file",
+            "statement_list",
+            "field_declaration_list",
+            "expression_case",
+            "default_case",
+            "type_case",
+            "communication_case",
+        ),
         sole_wrappers=frozenset({"type_declaration"}),
         attached=frozenset({"comment"}),
     ),
@@ -424,7 +438,11 @@ GRAMMARS: dict[str, Grammar] = {
             "enum": Rule("enum", chunk=True, scope=True),
             "trait": Rule("trait", chunk=True, container=True, scope=True),
             "impl": Rule(
-                "impl", names=rust_impl_name, chunk=True, container=True, scope=True,
+                "impl",
+                names=rust_impl_name,
+                chunk=True,
+                container=True,
+                scope=True,
                 symbol=False,
             ),
             "module": Rule("module", chunk=True, container=True, scope=True),
@@ -434,8 +452,14 @@ GRAMMARS: dict[str, Grammar] = {
             "macro": Rule("macro", chunk=True),
             "field": Rule("field"),
         },
-        blocks=("source_file", "block", "declaration_list", "match_block",
-                "field_declaration_list", "enum_variant_list"),
+        blocks=(
+            "source_file",
+            "block",
+            "declaration_list",
+            "match_block",
+            "field_declaration_list",
+            "enum_variant_list",
+        ),
         attached=frozenset({"line_comment", "block_comment", "attribute_item"}),
     ),
     "java": Grammar(
@@ -465,8 +489,16 @@ GRAMMARS: dict[str, Grammar] = {
             "field": Rule("field", names=names_in_children("declarator", "name")),
             "constant": Rule("constant", names=names_in_children("declarator", "name")),
         },
-        blocks=("program", "block", "class_body", "interface_body", "constructor_body",
-                "enum_body_declarations", "switch_block", "switch_block_statement_group"),
+        blocks=(
+            "program",
+            "block",
+            "class_body",
+            "interface_body",
+            "constructor_body",
+            "enum_body_declarations",
+            "switch_block",
+            "switch_block_statement_group",
+        ),
         attached=frozenset({"line_comment", "block_comment"}),
     ),
     "c": Grammar(
@@ -490,7 +522,6 @@ GRAMMARS: dict[str, Grammar] = {
         attached=frozenset({"comment"}),
     ),
 }
-
 
 
 def _typescript(name: str, loader: str) -> Grammar:

@@ -97,8 +97,10 @@ class _Scanner:
             return True
         item = _LIST.match(line)
         # CommonMark: a list interrupts a paragraph only with a bullet or "1."
-        return item is not None and len(item.group(1)) <= 3 and (
-            line.lstrip()[:1] in "-+*" or line.lstrip().startswith(("1.", "1)"))
+        return (
+            item is not None
+            and len(item.group(1)) <= 3
+            and (line.lstrip()[:1] in "-+*" or line.lstrip().startswith(("1.", "1)")))
         )
 
     def _fence_end(self, i: int, marker: str) -> int:
@@ -130,8 +132,12 @@ class _Scanner:
             if (item is not None and _indent(line) >= base) or _indent(line) > base:
                 last = j
             elif (
-                _FENCE.match(line) or _ATX.match(line) or _THEMATIC.match(line)
-                or _QUOTE.match(line) or self._table_starts(j) or item is not None
+                _FENCE.match(line)
+                or _ATX.match(line)
+                or _THEMATIC.match(line)
+                or _QUOTE.match(line)
+                or self._table_starts(j)
+                or item is not None
             ):
                 break
             else:
@@ -281,9 +287,7 @@ def _units(index: LineIndex, blocks: list[Block], budget: int) -> list[_Unit]:
             continue
         fits = index.size(block.start, block.end) <= budget
         if fits and (
-            run_start is None
-            or block.kind not in _PROSE
-            or index.size(run_start, block.end) <= budget
+            run_start is None or block.kind not in _PROSE or index.size(run_start, block.end) <= budget
         ):
             units.append(_Unit(block.start, block.end, 0, ""))
         else:
@@ -293,7 +297,11 @@ def _units(index: LineIndex, blocks: list[Block], budget: int) -> list[_Unit]:
             if run_start is not None:
                 first = budget - index.size(run_start, block.start - 1) - 1
             pieces = pack_windows(
-                index, block.start, block.end, budget, _cut_bonus(index, block),
+                index,
+                block.start,
+                block.end,
+                budget,
+                _cut_bonus(index, block),
                 first_budget=first,
             )
             units.extend(_Unit(start, end, 0, "") for start, end in pieces)
@@ -312,9 +320,7 @@ def _units(index: LineIndex, blocks: list[Block], budget: int) -> list[_Unit]:
     return units
 
 
-def chunk_markdown(
-    index: LineIndex, budget: int
-) -> list[tuple[int, int, str, str | None, str]]:
+def chunk_markdown(index: LineIndex, budget: int) -> list[tuple[int, int, str, str | None, str]]:
     """``(start, end, "section", symbol, header)`` per chunk, in order."""
     blank = [index.is_blank(n) for n in range(1, index.count + 1)]
     blocks = _Scanner(index.lines, blank).blocks()
@@ -364,9 +370,7 @@ def chunk_markdown(
             if heading_only(current) and size_from(current[0], unit.end) <= budget:
                 current.append(k)
             elif (
-                first.level
-                and unit.level > first.level
-                and size_from(current[0], unit.section_end) <= budget
+                first.level and unit.level > first.level and size_from(current[0], unit.section_end) <= budget
             ):
                 current.append(k)  # a subsection that fits whole stays with its parent
             else:

@@ -68,8 +68,7 @@ _PROBE_TEXTS = (
 
 
 #: Operators worth naming in the log line of a build.
-_FUSED_OPS = ("FusedDynamoAttention", "QAttention", "SkipLayerNormalization", "BiasGelu",
-              "MatMulInteger")
+_FUSED_OPS = ("FusedDynamoAttention", "QAttention", "SkipLayerNormalization", "BiasGelu", "MatMulInteger")
 
 
 class EmbeddingCancelled(Exception):
@@ -167,9 +166,7 @@ class Encoder:
         options = _session_options(threads)
         source_sha = sha256_hex(source)
 
-        def make(
-            session: ort.InferenceSession, tag: str, max_batch: int | None = None
-        ) -> Encoder:
+        def make(session: ort.InferenceSession, tag: str, max_batch: int | None = None) -> Encoder:
             return cls(
                 spec=spec,
                 session=session,
@@ -190,7 +187,11 @@ class Encoder:
             encoder = make(_session(source, options, spec.onnx_path), ORIGINAL)
         log.info(
             "embedding model %s loaded (%s graph, %d dims, max %d tokens) in %.2f s",
-            encoder.model_id, encoder.variant, encoder.dim, limit, time.perf_counter() - started,
+            encoder.model_id,
+            encoder.variant,
+            encoder.dim,
+            limit,
+            time.perf_counter() - started,
         )
         return encoder
 
@@ -218,9 +219,7 @@ class Encoder:
         encodings = self._count_tokenizer.encode_batch([prefix + _clean(t) for t in texts])
         return [len(e.ids) for e in encodings]
 
-    def _embed(
-        self, texts: Sequence[str], prefix: str, should_stop: Callable[[], bool] | None
-    ) -> np.ndarray:
+    def _embed(self, texts: Sequence[str], prefix: str, should_stop: Callable[[], bool] | None) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), _WINDOW):
             window = [prefix + _clean(t) for t in texts[start : start + _WINDOW]]
@@ -250,8 +249,9 @@ class Encoder:
         }
         feed = {name: arrays[name].astype(dtype, copy=False) for name, dtype in self._inputs}
         (hidden,) = self._session.run([self._output], feed)
-        return _pool(hidden, mask, self.spec.pooling if self._output_rank == 3 else "none",
-                     self.spec.normalize)
+        return _pool(
+            hidden, mask, self.spec.pooling if self._output_rank == 3 else "none", self.spec.normalize
+        )
 
     def _probe_dim(self) -> int:
         declared = self._session.get_outputs()
@@ -269,9 +269,7 @@ class Encoder:
 # -- batching ---------------------------------------------------------------------------------
 
 
-def plan_batches(
-    sorted_lengths: np.ndarray, token_budget: int, max_batch: int | None = None
-) -> list[slice]:
+def plan_batches(sorted_lengths: np.ndarray, token_budget: int, max_batch: int | None = None) -> list[slice]:
     """Cut lengths sorted longest-first into slices with ``len(slice) x longest <= budget``
     (and at most ``max_batch`` long).
 
@@ -377,8 +375,7 @@ def _input_types(session: ort.InferenceSession, path: Path) -> list[tuple[str, t
     for node in session.get_inputs():
         if node.name not in _INPUTS:
             raise ModelError(
-                f"the model {path} has an input {node.name!r}; kenning feeds only "
-                f"{', '.join(_INPUTS)}"
+                f"the model {path} has an input {node.name!r}; kenning feeds only {', '.join(_INPUTS)}"
             )
         types.append((node.name, np.int32 if node.type == "tensor(int32)" else np.int64))
     if not any(name == "input_ids" for name, _ in types):
@@ -431,8 +428,9 @@ def _load_optimized(
     failure_note = f"onnxruntime {ort.__version__}"
     note = read_failure(key)
     if variant == "auto" and note is not None and note.startswith(failure_note + ":"):
-        log.info("the optimised graph for %s failed to build before (%s); using the original",
-                 spec.onnx_path, note)
+        log.info(
+            "the optimised graph for %s failed to build before (%s); using the original", spec.onnx_path, note
+        )
         return None
     sessions: dict[str, ort.InferenceSession] = {}
 
@@ -453,12 +451,17 @@ def _load_optimized(
         low, mean = _agreement(original, candidate)
         if candidate.dim != original.dim or low < _MIN_COSINE or mean < _MIN_MEAN_COSINE:
             raise OptimizationError(
-                f"the optimised graph disagrees with the original (cosine min {low:.3f}, "
-                f"mean {mean:.3f})"
+                f"the optimised graph disagrees with the original (cosine min {low:.3f}, mean {mean:.3f})"
             )
         fused = {k: v for k, v in ops.items() if k in _FUSED_OPS and v}
-        log.info("built the optimised graph for %s in %.1f s (%s; cosine min %.4f, mean %.4f)",
-                 spec.onnx_path, time.perf_counter() - started, fused, low, mean)
+        log.info(
+            "built the optimised graph for %s in %.1f s (%s; cosine min %.4f, mean %.4f)",
+            spec.onnx_path,
+            time.perf_counter() - started,
+            fused,
+            low,
+            mean,
+        )
         return data
 
     try:
@@ -501,4 +504,3 @@ def _agreement(a: Encoder, b: Encoder) -> tuple[float, float]:
     nb = vb / np.maximum(np.linalg.norm(vb, axis=1, keepdims=True), 1e-12)
     cosines = (na * nb).sum(axis=1)
     return float(cosines.min()), float(cosines.mean())
-

@@ -134,8 +134,12 @@ def _keep_gathered_tables_int8(model: onnx.ModelProto) -> None:
         base = node.output[0]
         new_nodes = [
             helper.make_node("Gather", [cast.input[0], ids], [base + "_rows_q"], axis=0),
-            helper.make_node("Cast", [base + "_rows_q"], [base + "_rows_f"],
-                             to=_int_attr(cast, "to", onnx.TensorProto.FLOAT)),
+            helper.make_node(
+                "Cast",
+                [base + "_rows_q"],
+                [base + "_rows_f"],
+                to=_int_attr(cast, "to", onnx.TensorProto.FLOAT),
+            ),
             helper.make_node("Gather", [scale_name, ids], [base + "_rows_scale"], axis=0),
             helper.make_node("Mul", [base + "_rows_f", base + "_rows_scale"], [base]),
         ]
@@ -269,7 +273,9 @@ def _fuse_dynamo_attention(model: onnx.ModelProto) -> int:
             continue
         scores_name, mask_bias = masked.input[0], masked.input[1]
         if g.producer.get(scores_name) is None or g.producer[scores_name].op_type not in (
-            "MatMul", "Mul", "Div"
+            "MatMul",
+            "Mul",
+            "Div",
         ):
             scores_name, mask_bias = mask_bias, scores_name
         if not g.depends_on(mask_bias, "attention_mask"):
@@ -312,9 +318,7 @@ def _fuse_dynamo_attention(model: onnx.ModelProto) -> int:
             [numpy_helper.from_array(weight, weight_name), numpy_helper.from_array(bias, bias_name)]
         )
         if fused == 0:
-            new_nodes.append(
-                helper.make_node("Cast", ["attention_mask"], [mask_int32], to=TensorProto.INT32)
-            )
+            new_nodes.append(helper.make_node("Cast", ["attention_mask"], [mask_int32], to=TensorProto.INT32))
         new_nodes.append(
             helper.make_node(
                 "Attention",

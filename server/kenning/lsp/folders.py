@@ -77,8 +77,7 @@ class FolderIndex:
         self._events = 0  # change events received; the debounce watches it
         self._stop = False
         self._cancel = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"kenning-index-{root.name}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"kenning-index-{root.name}", daemon=True)
         self._last_status = 0.0
         self._last_state = ""
         self.poll_interval: float | None = None
@@ -124,8 +123,16 @@ class FolderIndex:
 
     def status(self) -> Status:
         if not self.usable:
-            return Status(state="error" if self.open_error else "scanning", files=0, chunks=0,
-                          embedded=0, pending=0, skipped=0, symbols=0, message=self.open_error)
+            return Status(
+                state="error" if self.open_error else "scanning",
+                files=0,
+                chunks=0,
+                embedded=0,
+                pending=0,
+                skipped=0,
+                symbols=0,
+                message=self.open_error,
+            )
         return self.engine.status()
 
     # -- the indexing thread -----------------------------------------------------------------
@@ -212,7 +219,8 @@ class FolderIndex:
         engine = self.engine
         token = (
             self.reporter.progress_begin(self, f"kenning: indexing {self.root.name}")
-            if job.show_progress else None
+            if job.show_progress
+            else None
         )
         should_stop = self._should_stop(token)
         end_message = "done"
@@ -234,8 +242,9 @@ class FolderIndex:
                         self.reporter.progress_report(token, msg, 20 + min(pct, 100) * 4 // 5)
                 self._emit_status()
 
-            scan(engine, None if job.full else sorted(job.paths), progress=on_progress,
-                 should_stop=should_stop)
+            scan(
+                engine, None if job.full else sorted(job.paths), progress=on_progress, should_stop=should_stop
+            )
             if should_stop():
                 end_message = "cancelled: lexical search works; run kenning.reindex to resume"
                 engine.state = "embedding" if engine.status().pending else "ready"
@@ -244,8 +253,9 @@ class FolderIndex:
             self._emit_status(force=True)
             # An edit's few new vectors do not rewrite the whole graph file (defer_save); a full
             # scan does, so other readers of the store (a second server, the CLI) see its graph.
-            report = embed_pending(engine, progress=on_progress, should_stop=should_stop,
-                                   defer_save=not job.full)
+            report = embed_pending(
+                engine, progress=on_progress, should_stop=should_stop, defer_save=not job.full
+            )
             engine.prune_embedding_cache()
             if report.cancelled:
                 end_message = "embedding cancelled: lexical search works; reindex to resume"

@@ -44,8 +44,7 @@ OnRefused = Callable[[int, bytes], None]
 class BoundedStdinReader(StdinAsyncReader):
     """pygls' stdin reader, bounded per header line and per message body."""
 
-    def __init__(self, stdin: BinaryIO, executor: ThreadPoolExecutor | None,
-                 on_refused: OnRefused) -> None:
+    def __init__(self, stdin: BinaryIO, executor: ThreadPoolExecutor | None, on_refused: OnRefused) -> None:
         super().__init__(stdin, executor)
         self._on_refused = on_refused
 

@@ -41,8 +41,11 @@ class Options:
                 base = base / f"{folder.name}-{digest}"
             store = base
         return Config(
-            store=store, model=self.model, exclude=self.exclude,
-            max_file_size=self.max_file_size, embed_threads=self.embed_threads,
+            store=store,
+            model=self.model,
+            exclude=self.exclude,
+            max_file_size=self.max_file_size,
+            embed_threads=self.embed_threads,
         )
 
 
@@ -63,8 +66,7 @@ _FIELDS: dict[str, tuple[str, Any, str]] = {
     "embedThreads": ("embed_threads", lambda v: _is_int(v) and 0 <= v <= 256, "an integer ≥ 0"),
     "indexOnStartup": ("index_on_startup", lambda v: isinstance(v, bool), "true or false"),
     "maxResults": ("max_results", lambda v: _is_int(v) and 1 <= v <= 200, "an integer 1–200"),
-    "symbolLimit": ("symbol_limit", lambda v: _is_int(v) and 1 <= v <= 10000,
-                    "an integer 1–10000"),
+    "symbolLimit": ("symbol_limit", lambda v: _is_int(v) and 1 <= v <= 10000, "an integer 1–10000"),
     "logLevel": ("log_level", lambda v: v in LOG_LEVELS, "one of " + ", ".join(LOG_LEVELS)),
 }
 
@@ -89,8 +91,7 @@ def parse_options(raw: Any, base: Options | None = None) -> tuple[Options, list[
             changes[name] = tuple(value) if isinstance(value, list) else value
         else:
             problems.append(
-                f"kenning: setting {key} must be {wanted}, not {value!r}; using"
-                f" {getattr(defaults, name)!r}"
+                f"kenning: setting {key} must be {wanted}, not {value!r}; using {getattr(defaults, name)!r}"
             )
             changes[name] = getattr(defaults, name)
     return dataclasses.replace(base, **changes), problems

@@ -112,8 +112,12 @@ def parse_search_params(params: Any, default_limit: int) -> SearchQuery:
             if not is_known_language(lang):
                 raise InvalidParams(f"filters.languages: unknown language {lang!r}")
     return SearchQuery(
-        text=clean_text(query), limit=_limit(p, default_limit), mode=mode, paths=paths,
-        languages=languages, extensions=extensions,
+        text=clean_text(query),
+        limit=_limit(p, default_limit),
+        mode=mode,
+        paths=paths,
+        languages=languages,
+        extensions=extensions,
     )
 
 

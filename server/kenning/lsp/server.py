@@ -66,8 +66,12 @@ SYMBOL_KINDS: dict[str, T.SymbolKind] = {
     "macro": T.SymbolKind.Function,
 }
 
-_LOG_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO,
-               "debug": logging.DEBUG}
+_LOG_LEVELS = {
+    "error": logging.ERROR,
+    "warning": logging.WARNING,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+}
 
 
 class KenningProtocol(LanguageServerProtocol):
@@ -83,7 +87,9 @@ class KenningProtocol(LanguageServerProtocol):
             return data
         if "id" in data and data.get("method") in P.CUSTOM_REQUESTS:
             return JsonRPCRequestMessage(
-                id=data["id"], method=data["method"], jsonrpc=data["jsonrpc"],
+                id=data["id"],
+                method=data["method"],
+                jsonrpc=data["jsonrpc"],
                 params=data.get("params"),
             )
         try:
@@ -109,14 +115,22 @@ class KenningProtocol(LanguageServerProtocol):
         """Answer a message whose body was too large to read (see ``framing``)."""
         msg_id = request_id_from_head(head)
         log.error(
-            "refused a message of %d bytes (the most is %d): %s", length, MAX_MESSAGE_BYTES,
+            "refused a message of %d bytes (the most is %d): %s",
+            length,
+            MAX_MESSAGE_BYTES,
             f"request {msg_id!r} answered -32600" if msg_id is not None else "no request id found",
         )
-        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {
-            "code": -32600,
-            "message": f"message of {length} bytes refused: the most kenning reads is "
-                       f"{MAX_MESSAGE_BYTES} bytes",
-        }})
+        self._send_data(
+            {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "error": {
+                    "code": -32600,
+                    "message": f"message of {length} bytes refused: the most kenning reads is "
+                    f"{MAX_MESSAGE_BYTES} bytes",
+                },
+            }
+        )
 
 
 class _LspLogHandler(logging.Handler):
@@ -130,9 +144,12 @@ class _LspLogHandler(logging.Handler):
         except Exception:
             return
         kind = (
-            T.MessageType.Error if record.levelno >= logging.ERROR
-            else T.MessageType.Warning if record.levelno >= logging.WARNING
-            else T.MessageType.Info if record.levelno >= logging.INFO
+            T.MessageType.Error
+            if record.levelno >= logging.ERROR
+            else T.MessageType.Warning
+            if record.levelno >= logging.WARNING
+            else T.MessageType.Info
+            if record.levelno >= logging.INFO
             else T.MessageType.Log
         )
         self.server.call_on_loop(
@@ -163,14 +180,20 @@ class KenningServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """pygls' stdio server, reading through a reader that bounds every message."""
         self._stop_event = threading.Event()
-        reader = BoundedStdinReader(stdin or sys.stdin.buffer, self.thread_pool,
-                                    self.protocol.refuse_oversized)
+        reader = BoundedStdinReader(
+            stdin or sys.stdin.buffer, self.thread_pool, self.protocol.refuse_oversized
+        )
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
-            asyncio.run(run_async(stop_event=self._stop_event, reader=reader,
-                                  protocol=self.protocol,
-                                  logger=logging.getLogger("pygls.server"),
-                                  error_handler=self.report_server_error))
+            asyncio.run(
+                run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=logging.getLogger("pygls.server"),
+                    error_handler=self.report_server_error,
+                )
+            )
         except BrokenPipeError:
             log.error("the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -207,8 +230,9 @@ class KenningServer(LanguageServer):
         with self.folders_lock:
             if uri in self.folders:
                 return
-            folder = FolderIndex(uri, root, self.options.config_for(root, several_folders=several),
-                                 _Reporter(self))
+            folder = FolderIndex(
+                uri, root, self.options.config_for(root, several_folders=several), _Reporter(self)
+            )
             self.folders[uri] = folder
         folder.poll_interval = self.poll_interval
         folder.start(index_now=self.options.index_on_startup)
@@ -260,8 +284,7 @@ class KenningServer(LanguageServer):
             embedded += st.embedded
             pending += st.pending
         state = min(states, key=lambda s: order.get(s, 0)) if states else "ready"
-        return {"state": state, "files": files, "chunks": chunks, "embedded": embedded,
-                "pending": pending}
+        return {"state": state, "files": files, "chunks": chunks, "embedded": embedded, "pending": pending}
 
 
 class _Reporter:
@@ -280,33 +303,38 @@ class _Reporter:
             if problem and problem not in self.shown:
                 self.shown.add(problem)
                 message = f"kenning: {problem}"
-                self.server.call_on_loop(lambda m=message: self.server.window_show_message(
-                    T.ShowMessageParams(type=T.MessageType.Error, message=m)))
+                self.server.call_on_loop(
+                    lambda m=message: self.server.window_show_message(
+                        T.ShowMessageParams(type=T.MessageType.Error, message=m)
+                    )
+                )
 
     def progress_begin(self, folder: FolderIndex, title: str) -> object | None:
         server = self.server
         if not server.supports_progress() or server.loop is None:
             return None
         token = f"kenning-index-{uuid.uuid4().hex[:12]}"
-        future = asyncio.run_coroutine_threadsafe(
-            server.work_done_progress.create_async(token), server.loop
-        )
+        future = asyncio.run_coroutine_threadsafe(server.work_done_progress.create_async(token), server.loop)
         try:
             future.result(timeout=10)
         except Exception as exc:
             log.info("the client did not create a progress token: %s", exc)
             return None
-        server.call_on_loop(lambda: server.work_done_progress.begin(
-            token, T.WorkDoneProgressBegin(title=title, percentage=0, cancellable=True,
-                                           message="scanning")
-        ))
+        server.call_on_loop(
+            lambda: server.work_done_progress.begin(
+                token,
+                T.WorkDoneProgressBegin(title=title, percentage=0, cancellable=True, message="scanning"),
+            )
+        )
         return token
 
     def progress_report(self, token: object, message: str, percentage: int) -> None:
         server = self.server
-        server.call_on_loop(lambda: server.work_done_progress.report(
-            token, T.WorkDoneProgressReport(message=message, percentage=percentage)
-        ))
+        server.call_on_loop(
+            lambda: server.work_done_progress.report(
+                token, T.WorkDoneProgressReport(message=message, percentage=percentage)
+            )
+        )
 
     def progress_end(self, token: object, message: str) -> None:
         server = self.server
@@ -326,6 +354,7 @@ server = KenningServer()
 
 
 # -- lifecycle -------------------------------------------------------------------------------
+
 
 @server.feature(T.INITIALIZE)
 def on_initialize(ls: KenningServer, params: T.InitializeParams) -> None:
@@ -356,14 +385,19 @@ async def on_initialized(ls: KenningServer, params: T.InitializedParams) -> None
         ls.add_folder(uri, several=len(uris) > 1)
     if watch and watch.dynamic_registration:
         try:
-            await ls.client_register_capability_async(T.RegistrationParams(registrations=[
-                T.Registration(
-                    id="kenning-watch", method=T.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                    register_options=T.DidChangeWatchedFilesRegistrationOptions(
-                        watchers=[T.FileSystemWatcher(glob_pattern="**/*")]
-                    ),
+            await ls.client_register_capability_async(
+                T.RegistrationParams(
+                    registrations=[
+                        T.Registration(
+                            id="kenning-watch",
+                            method=T.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=T.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=[T.FileSystemWatcher(glob_pattern="**/*")]
+                            ),
+                        )
+                    ]
                 )
-            ]))
+            )
         except Exception as exc:
             log.info("the client declined file watching: %s", exc)
     if ls.parent_pid:
@@ -410,9 +444,7 @@ def _apply_options(ls: KenningServer, raw: dict[str, Any]) -> bool:
 
 
 @server.feature(T.WORKSPACE_DID_CHANGE_CONFIGURATION)
-async def on_did_change_configuration(
-    ls: KenningServer, params: T.DidChangeConfigurationParams
-) -> None:
+async def on_did_change_configuration(ls: KenningServer, params: T.DidChangeConfigurationParams) -> None:
     settings = params.settings
     changed = False
     if isinstance(settings, dict) and isinstance(settings.get("kenning"), dict):
@@ -463,6 +495,7 @@ def _watch_parent(ls: KenningServer, pid: int) -> None:
 
 # -- keeping the index current ---------------------------------------------------------------
 
+
 def _mark(ls: KenningServer, uris: list[str]) -> None:
     by_folder: dict[str, tuple[FolderIndex, list[str]]] = {}
     for uri in uris:
@@ -497,6 +530,7 @@ def on_did_delete(ls: KenningServer, params: T.DeleteFilesParams) -> None:
 
 # -- search ----------------------------------------------------------------------------------
 
+
 async def _run_cancellable(ls: KenningServer, work: Callable[[threading.Event], Any]) -> Any:
     """Run blocking work in kenning's pool; a cancelled request stops it at its next checkpoint."""
     cancel = threading.Event()
@@ -508,16 +542,16 @@ async def _run_cancellable(ls: KenningServer, work: Callable[[threading.Event], 
         raise
 
 
-def _merged(ls: KenningServer, responses: list[tuple[FolderIndex, SearchResponse]], limit: int
-            ) -> dict[str, Any]:
+def _merged(
+    ls: KenningServer, responses: list[tuple[FolderIndex, SearchResponse]], limit: int
+) -> dict[str, Any]:
     hits = []
     lexical_only = False
     for folder, response in responses:
         lexical_only = lexical_only or response.lexical_only
         for note in response.notes:
             log.info("%s: %s", folder.root.name, note)
-        hits.extend((h.score, P.hit_to_wire(h, path_to_uri(folder.root / h.path)))
-                    for h in response.hits)
+        hits.extend((h.score, P.hit_to_wire(h, path_to_uri(folder.root / h.path))) for h in response.hits)
     hits.sort(key=lambda sh: -sh[0])
     index = ls.index_summary()
     if lexical_only:
@@ -566,8 +600,11 @@ async def on_similar(ls: KenningServer, params: Any) -> dict[str, Any]:
         lines = doc.source.split("\n")
         part = lines[req.start_line : req.end_line + 1]
         if part:
-            part[-1] = part[-1][: req.end_character] if len(part) > 1 else part[-1][
-                req.start_character : req.end_character]
+            part[-1] = (
+                part[-1][: req.end_character]
+                if len(part) > 1
+                else part[-1][req.start_character : req.end_character]
+            )
             if len(part) > 1:
                 part[0] = part[0][req.start_character :]
         selected = "\n".join(part)
@@ -576,7 +613,11 @@ async def on_similar(ls: KenningServer, params: Any) -> dict[str, Any]:
         if not owner.usable:
             return {"results": [], "index": ls.index_summary()}
         response = similar(
-            owner.engine, rel, req.start_line + 1, req.end_line + 1, limit=req.limit,
+            owner.engine,
+            rel,
+            req.start_line + 1,
+            req.end_line + 1,
+            limit=req.limit,
             selected_text=selected,
         )
         return _merged(ls, [(owner, response)], req.limit)
@@ -585,9 +626,7 @@ async def on_similar(ls: KenningServer, params: Any) -> dict[str, Any]:
 
 
 @server.feature(T.WORKSPACE_SYMBOL)
-async def on_workspace_symbol(
-    ls: KenningServer, params: T.WorkspaceSymbolParams
-) -> list[T.WorkspaceSymbol]:
+async def on_workspace_symbol(ls: KenningServer, params: T.WorkspaceSymbolParams) -> list[T.WorkspaceSymbol]:
     query = P.clean_text(params.query or "")[: P.MAX_QUERY_CHARS]
     limit = ls.options.symbol_limit
 
@@ -598,18 +637,23 @@ async def on_workspace_symbol(
                 continue
             for hit in folder.symbols.find(query, limit):
                 s = hit.symbol
-                scored.append((hit.score, T.WorkspaceSymbol(
-                    name=s.name,
-                    kind=SYMBOL_KINDS.get(s.kind, T.SymbolKind.Variable),
-                    container_name=s.container,
-                    location=T.Location(
-                        uri=path_to_uri(folder.root / s.path),
-                        range=T.Range(
-                            start=T.Position(line=s.start_line - 1, character=0),
-                            end=T.Position(line=s.end_line, character=0),
+                scored.append(
+                    (
+                        hit.score,
+                        T.WorkspaceSymbol(
+                            name=s.name,
+                            kind=SYMBOL_KINDS.get(s.kind, T.SymbolKind.Variable),
+                            container_name=s.container,
+                            location=T.Location(
+                                uri=path_to_uri(folder.root / s.path),
+                                range=T.Range(
+                                    start=T.Position(line=s.start_line - 1, character=0),
+                                    end=T.Position(line=s.end_line, character=0),
+                                ),
+                            ),
                         ),
-                    ),
-                )))
+                    )
+                )
         scored.sort(key=lambda x: -x[0])
         return [w for _, w in scored[:limit]]
 
@@ -617,6 +661,7 @@ async def on_workspace_symbol(
 
 
 # -- commands --------------------------------------------------------------------------------
+
 
 @server.command(P.CMD_REINDEX)
 def cmd_reindex(ls: KenningServer, *args: Any) -> None:

@@ -198,9 +198,7 @@ class Database:
             # which the HNSW generation check below catches.
             conn.execute("PRAGMA synchronous=NORMAL")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            has_tables = conn.execute(
-                "SELECT count(*) FROM sqlite_master WHERE name='files'"
-            ).fetchone()[0]
+            has_tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE name='files'").fetchone()[0]
             if has_tables and version != SCHEMA_VERSION:
                 conn.close()
                 raise StoreCorrupt(
@@ -269,8 +267,7 @@ class Database:
 
     def set_meta(self, conn: sqlite3.Connection, key: str, value: str) -> None:
         conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
             (key, value),
         )
 
@@ -298,17 +295,13 @@ class Database:
         return int(row[0])
 
     def touch_file(self, conn: sqlite3.Connection, file_id: int, size: int, mtime_ns: int) -> None:
-        conn.execute(
-            "UPDATE files SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, file_id)
-        )
+        conn.execute("UPDATE files SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, file_id))
 
     def delete_files(self, conn: sqlite3.Connection, file_ids: Sequence[int]) -> list[int]:
         """Delete files with their chunks and symbols; return the deleted chunk ids."""
         chunk_ids: list[int] = []
         for fid in file_ids:
-            chunk_ids.extend(
-                r[0] for r in conn.execute("SELECT id FROM chunks WHERE file_id=?", (fid,))
-            )
+            chunk_ids.extend(r[0] for r in conn.execute("SELECT id FROM chunks WHERE file_id=?", (fid,)))
             conn.execute("DELETE FROM chunks WHERE file_id=?", (fid,))
             conn.execute("DELETE FROM symbols WHERE file_id=?", (fid,))
             conn.execute("DELETE FROM files WHERE id=?", (fid,))
@@ -338,31 +331,35 @@ class Database:
             row = conn.execute(
                 "INSERT INTO chunks(file_id, start_line, end_line, kind, symbol, header, text,"
                 " idents, embed_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (file_id, c.start_line, c.end_line, c.kind, c.symbol, c.header, c.text, c.idents,
-                 c.embed_key),
+                (
+                    file_id,
+                    c.start_line,
+                    c.end_line,
+                    c.kind,
+                    c.symbol,
+                    c.header,
+                    c.text,
+                    c.idents,
+                    c.embed_key,
+                ),
             ).fetchone()
             added.append(int(row[0]))
         removed = [cid for ids in old.values() for cid in ids]
         conn.executemany("DELETE FROM chunks WHERE id=?", [(cid,) for cid in removed])
         return removed, added
 
-    def replace_symbols(
-        self, conn: sqlite3.Connection, file_id: int, symbols: Sequence[NewSymbol]
-    ) -> None:
+    def replace_symbols(self, conn: sqlite3.Connection, file_id: int, symbols: Sequence[NewSymbol]) -> None:
         conn.execute("DELETE FROM symbols WHERE file_id=?", (file_id,))
         conn.executemany(
             "INSERT INTO symbols(file_id, name, kind, container, start_line, end_line, name_line,"
             " name_col) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (file_id, s.name, s.kind, s.container, s.start_line, s.end_line, s.name_line,
-                 s.name_col)
+                (file_id, s.name, s.kind, s.container, s.start_line, s.end_line, s.name_line, s.name_col)
                 for s in symbols
             ],
         )
 
-    def put_embeddings(
-        self, conn: sqlite3.Connection, keys: Sequence[bytes], vectors: np.ndarray
-    ) -> None:
+    def put_embeddings(self, conn: sqlite3.Connection, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         half = vectors.astype(np.float16)
         conn.executemany(
             "INSERT OR REPLACE INTO embeddings(key, vector) VALUES (?, ?)",
@@ -374,9 +371,7 @@ class Database:
 
     def prune_embeddings(self, conn: sqlite3.Connection) -> int:
         """Drop cached vectors no chunk uses; returns how many went."""
-        cur = conn.execute(
-            "DELETE FROM embeddings WHERE key NOT IN (SELECT embed_key FROM chunks)"
-        )
+        cur = conn.execute("DELETE FROM embeddings WHERE key NOT IN (SELECT embed_key FROM chunks)")
         return cur.rowcount
 
     # -- reading (any thread) ----------------------------------------------------------------
@@ -397,11 +392,15 @@ class Database:
         }
 
     def file_by_path(self, path: str, conn: sqlite3.Connection | None = None) -> FileRow | None:
-        r = self._r(conn).execute(
-            "SELECT id, path, size, mtime_ns, content_hash, language, skip_reason FROM files"
-            " WHERE path=?",
-            (path,),
-        ).fetchone()
+        r = (
+            self._r(conn)
+            .execute(
+                "SELECT id, path, size, mtime_ns, content_hash, language, skip_reason FROM files"
+                " WHERE path=?",
+                (path,),
+            )
+            .fetchone()
+        )
         return None if r is None else FileRow(*r)
 
     def counts(self, conn: sqlite3.Connection | None = None) -> dict[str, int]:
@@ -492,15 +491,15 @@ class Database:
         c = self._r(conn)
         out: list[tuple[int, bytes]] = []
         for k in keys:
-            out.extend((int(r[0]), k) for r in c.execute(
-                "SELECT id FROM chunks WHERE embed_key=?", (k,)
-            ))
+            out.extend((int(r[0]), k) for r in c.execute("SELECT id FROM chunks WHERE embed_key=?", (k,)))
         return out
 
     def embedded_chunk_ids(self, conn: sqlite3.Connection | None = None) -> np.ndarray:
-        rows = self._r(conn).execute(
-            "SELECT c.id FROM chunks c JOIN embeddings e ON e.key = c.embed_key"
-        ).fetchall()
+        rows = (
+            self._r(conn)
+            .execute("SELECT c.id FROM chunks c JOIN embeddings e ON e.key = c.embed_key")
+            .fetchall()
+        )
         return np.fromiter((r[0] for r in rows), dtype=np.uint64, count=len(rows))
 
     def iter_vectors(
@@ -524,11 +523,15 @@ class Database:
         """Stored float vectors of the given chunks (those that have one), in a batch query."""
         if not chunk_ids:
             return [], np.zeros((0, 0), dtype=np.float32)
-        rows = self._r(conn).execute(
-            "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.key = c.embed_key"
-            " WHERE c.id IN (SELECT value FROM json_each(?))",
-            (_json_ints(chunk_ids),),
-        ).fetchall()
+        rows = (
+            self._r(conn)
+            .execute(
+                "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.key = c.embed_key"
+                " WHERE c.id IN (SELECT value FROM json_each(?))",
+                (_json_ints(chunk_ids),),
+            )
+            .fetchall()
+        )
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
         ids = [int(r[0]) for r in rows]
@@ -548,9 +551,7 @@ class Database:
         )
         return {int(r[0]): ChunkRow(*r) for r in rows}
 
-    def chunks_of_file(
-        self, file_id: int, conn: sqlite3.Connection | None = None
-    ) -> list[ChunkRow]:
+    def chunks_of_file(self, file_id: int, conn: sqlite3.Connection | None = None) -> list[ChunkRow]:
         rows = self._r(conn).execute(
             "SELECT c.id, c.file_id, f.path, f.language, c.start_line, c.end_line, c.kind,"
             " c.symbol, c.header, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
@@ -564,15 +565,15 @@ class Database:
 
     def iter_symbols(self, conn: sqlite3.Connection | None = None) -> Iterator[tuple]:
         """Every symbol as a plain tuple in ``SymbolRow`` field order, by id."""
-        return iter(self._r(conn).execute(
-            "SELECT s.id, f.path, s.name, s.kind, s.container, s.start_line, s.end_line,"
-            " s.name_line, s.name_col FROM symbols s JOIN files f ON f.id = s.file_id"
-            " ORDER BY s.id"
-        ))
+        return iter(
+            self._r(conn).execute(
+                "SELECT s.id, f.path, s.name, s.kind, s.container, s.start_line, s.end_line,"
+                " s.name_line, s.name_col FROM symbols s JOIN files f ON f.id = s.file_id"
+                " ORDER BY s.id"
+            )
+        )
 
-    def term_doc_counts(
-        self, terms: Sequence[str], conn: sqlite3.Connection | None = None
-    ) -> dict[str, int]:
+    def term_doc_counts(self, terms: Sequence[str], conn: sqlite3.Connection | None = None) -> dict[str, int]:
         if not terms:
             return {}
         rows = self._r(conn).execute(
@@ -584,15 +585,11 @@ class Database:
     def integrity_problems(self, conn: sqlite3.Connection | None = None) -> list[str]:
         """SQLite and FTS5 integrity checks; an empty list means healthy."""
         c = self._r(conn)
-        problems = [
-            str(r[0]) for r in c.execute("PRAGMA integrity_check") if str(r[0]) != "ok"
-        ]
+        problems = [str(r[0]) for r in c.execute("PRAGMA integrity_check") if str(r[0]) != "ok"]
         if self.writer is not None:
             in_transaction = self.writer.in_transaction
             try:
-                self.writer.execute(
-                    "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)"
-                )
+                self.writer.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
             except sqlite3.DatabaseError as exc:
                 problems.append(f"fts5: {exc}")
             finally:

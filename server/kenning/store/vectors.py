@@ -132,8 +132,9 @@ class VectorIndex:
                     # usearch says only "Failed to serialize into stream" (a full disk, say):
                     # drop the partial file and raise what callers handle, with where and room.
                     tmp.unlink(missing_ok=True)
-                    raise OSError(f"cannot write {name}: {exc} ({_free(directory)} free in "
-                                  f"{directory})") from exc
+                    raise OSError(
+                        f"cannot write {name}: {exc} ({_free(directory)} free in {directory})"
+                    ) from exc
                 raise
             expected = self._index.serialized_length
             count = len(self._index)
