@@ -19,6 +19,7 @@ from kenning.config import Config
 from kenning.engine import EncoderFactory, Engine, Status, default_encoder_factory
 from kenning.indexer import IndexProgress, embed_pending, scan
 from kenning.store.db import StoreCorrupt
+from kenning.store.trust import StoreRefused
 from kenning.symbols import SymbolSearch
 
 log = logging.getLogger(__name__)
@@ -146,7 +147,7 @@ class FolderIndex:
     def _run(self) -> None:
         try:
             self.engine.open()
-        except (StoreCorrupt, OSError) as exc:
+        except (StoreCorrupt, StoreRefused, OSError) as exc:
             self.open_error = f"cannot open the index of {self.root}: {exc}"
             self.engine.state = "error"
             log.error("%s", self.open_error)
