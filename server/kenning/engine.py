@@ -278,21 +278,18 @@ class Engine:
         """The graph file SQLite records; its name is derived from the generation number, never
         taken from the database as a path."""
         assert self.db is not None
-        get = self.db.get_meta
-        try:
-            generation = int(get("vectors_generation") or 0)
-            name = vector_file_name(generation)
-            if generation <= 0 or get("vectors_file") != name or not valid_vector_file_name(name):
-                return None
-            return VectorFileInfo(
-                name=name,
-                size=int(get("vectors_size") or -1),
-                mac=get("vectors_mac") or "",
-                dim=int(get("model_dim") or -1),
-                count=int(get("vectors_count") or 0),
-            )
-        except ValueError:
+        db = self.db
+        generation = db.get_meta_int("vectors_generation", 0)
+        name = vector_file_name(generation)
+        if generation <= 0 or db.get_meta("vectors_file") != name or not valid_vector_file_name(name):
             return None
+        return VectorFileInfo(
+            name=name,
+            size=db.get_meta_int("vectors_size", -1),
+            mac=db.get_meta("vectors_mac") or "",
+            dim=db.get_meta_int("model_dim", -1),
+            count=db.get_meta_int("vectors_count", 0),
+        )
 
     def _load_vectors_if_valid(self) -> None:
         """Load the saved graph if it is exactly what SQLite recorded; else leave it to rebuild."""
@@ -302,7 +299,7 @@ class Engine:
             return
         try:
             self.vectors = VectorIndex.load(self.store_dir, info, self._key)
-            self.churn = int(self.db.get_meta("vectors_churn") or 0) if self.db else 0
+            self.churn = self.db.get_meta_int("vectors_churn", 0) if self.db else 0
         except VectorFileInvalid as exc:
             log.warning("vector index rejected (%s); it will be rebuilt from stored vectors", exc)
             self.vectors = None
@@ -443,7 +440,7 @@ class Engine:
             and self.db.get_meta("vectors_churn") == str(self.churn)
         ):
             return  # the recorded file holds exactly this graph: idle shutdowns write nothing
-        generation = int(self.db.get_meta("vectors_generation") or 0) + 1
+        generation = self.db.get_meta_int("vectors_generation", 0) + 1
         info = self.vectors.save(self.store_dir, generation, self._key)
         try:
             with self.db.transaction() as conn:

@@ -120,7 +120,14 @@ class FolderIndex:
 
     @property
     def usable(self) -> bool:
-        return self.opened.is_set() and self.open_error is None and self.engine.db is not None
+        if not (self.opened.is_set() and self.open_error is None and self.engine.db is not None):
+            return False
+        if not self.engine.read_only and self.engine.store_lost() is not None:
+            # Deleted or replaced under us (``git clean -fdx``): answering from the old files
+            # while the new ones fill would mix two indexes. Say nothing until it is rebuilt.
+            self.request_full_scan()
+            return False
+        return True
 
     def status(self) -> Status:
         if not self.usable:
@@ -226,6 +233,10 @@ class FolderIndex:
         should_stop = self._should_stop(token)
         end_message = "done"
         try:
+            lost = engine.store_lost() if engine.db is not None else "the index is not open"
+            if lost is not None:
+                engine.reopen(lost)
+                job.full = True
             engine.state = "scanning"
             engine.state_message = None
             self._emit_status(force=True)

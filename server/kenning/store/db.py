@@ -226,16 +226,27 @@ def authenticate(path: Path, token: str) -> str | None:
     try:
         conn.execute("PRAGMA trusted_schema=OFF")
         conn.execute("PRAGMA cell_size_check=ON")
-        kind = conn.execute("SELECT type FROM sqlite_master WHERE name='meta'").fetchone()
-        if kind is None:
-            return "it has no meta table"
-        if kind[0] != "table":
-            return f"its meta is a {kind[0]}, not a table"
-        row = conn.execute("SELECT value FROM meta WHERE key=?", (STORE_AUTH,)).fetchone()
+        why = _token_problem(conn, token)
+        if why is not None:
+            # Damage to the meta table looks like a missing token: tell the two apart, so a
+            # damaged store of ours is reported (and set aside) as corrupt, not as foreign.
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise StoreCorrupt(f"quick_check of {path.name} failed: {check}")
+        return why
     except sqlite3.Error as exc:
         raise store_error(exc, f"cannot read {path.name}") from exc
     finally:
         conn.close()
+
+
+def _token_problem(conn: sqlite3.Connection, token: str) -> str | None:
+    kind = conn.execute("SELECT type FROM sqlite_master WHERE name='meta'").fetchone()
+    if kind is None:
+        return "it has no meta table"
+    if kind[0] != "table":
+        return f"its meta is a {kind[0]}, not a table"
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (STORE_AUTH,)).fetchone()
     if row is None:
         return "it carries no store token"
     if not isinstance(row[0], str) or not same_mac(row[0], token):
@@ -474,6 +485,14 @@ class Database:
     def get_meta(self, key: str, conn: sqlite3.Connection | None = None) -> str | None:
         row = self._r(conn).execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def get_meta_int(self, key: str, default: int, conn: sqlite3.Connection | None = None) -> int:
+        """A counter from the meta table; ``default`` for anything but plain decimal digits
+        (the meta table is kenning's own, but a value must never become a crash or a path)."""
+        value = self.get_meta(key, conn)
+        if value is None or not value.isascii() or not value.isdigit() or len(value) > 18:
+            return default
+        return int(value)
 
     def all_files(self, conn: sqlite3.Connection | None = None) -> dict[str, FileRow]:
         return {

@@ -55,8 +55,11 @@ class WriterLock:
             os.close(fd)
             raise
         text = f"pid {os.getpid()} on {socket.gethostname()} ({' '.join(sys.argv[:2])})\n"
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, text.encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, text.encode(), 0)
+        except OSError as exc:  # a full disk: the lock holds all the same, only unnamed
+            log.warning("cannot write the lock holder's name into %s: %s", self.path, exc)
         self._fd = fd
 
     def release(self) -> None:
