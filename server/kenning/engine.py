@@ -117,6 +117,7 @@ class Engine:
         self._data_version: int | None = None  # read-only: the writer's commits, as last seen
         self._version_conn: sqlite3.Connection | None = None
         self._loaded_vectors_file: str | None = None
+        self._immutable = False  # read the main file alone (full disk, lock held, WAL empty)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -149,16 +150,21 @@ class Engine:
         else:
             self.read_only = True
             self.read_only_reason = "opened read-only"
+        self._immutable = False
         try:
             self.db = self._open_db()
         except StoreUnavailable as exc:
-            # A full disk (say) must not stop searching what is already indexed.
+            # A full disk (say) must not stop searching what is already indexed. Holding the
+            # writer lock, with every commit in the main file (no WAL), the main file can be
+            # read alone: no -shm needs to be made, which a full disk cannot.
+            wal = self.store_dir / (DB_FILENAME + "-wal")
             if self.read_only or not (self.store_dir / DB_FILENAME).exists():
                 self._lock.release()
                 raise
             log.error("%s; searching the index as it is, read-only", exc)
             self.read_only = True
             self.read_only_reason = f"the index cannot be written ({exc}); it is searched as it is"
+            self._immutable = not os.path.exists(wal) or os.path.getsize(wal) == 0
             try:
                 self.db = self._open_db()
             except BaseException:
@@ -239,10 +245,10 @@ class Engine:
                 why = foreign_file(Path(str(path) + suffix))
                 if why is not None:
                     raise StoreCorrupt(f"{path.name}{suffix} {why}: not opened")
-            why = authenticate(path, token)
+            why = authenticate(path, token, immutable=self._immutable)
             if why is not None:
                 raise StoreCorrupt(f"{path} was not written by kenning for this store ({why})")
-            return Database(path, token=token, read_only=True)
+            return Database(path, token=token, read_only=True, immutable=self._immutable)
         for suffix in DB_FAMILY:
             why = foreign_file(Path(str(path) + suffix))
             if why is not None:
@@ -494,7 +500,7 @@ class Engine:
         with self._gen_lock:
             if self._version_conn is None:
                 self._version_conn = sqlite3.connect(
-                    sqlite_uri(self.store_dir / DB_FILENAME, "ro"),
+                    sqlite_uri(self.store_dir / DB_FILENAME, "ro", immutable=self._immutable),
                     uri=True,
                     check_same_thread=False,
                     timeout=10.0,

@@ -190,15 +190,23 @@ class SymbolRow:
     name_col: int
 
 
-def sqlite_uri(path: Path, mode: str) -> str:
+def sqlite_uri(path: Path, mode: str, *, immutable: bool = False) -> str:
     """A ``file:`` URI for ``path``: every byte outside [A-Za-z0-9/_.~-] percent-escaped, so a
-    workspace path holding ``#``, ``?``, ``%`` or any other byte names exactly that file."""
-    return f"file:{urllib.parse.quote(os.fsencode(path), safe='/')}?mode={mode}"
+    workspace path holding ``#``, ``?``, ``%`` or any other byte names exactly that file.
+
+    ``immutable``: read the main file only, with no ``-shm`` (which a full disk cannot hold).
+    Right only while nobody writes and the WAL is empty: the caller holds the writer lock."""
+    return f"file:{urllib.parse.quote(os.fsencode(path), safe='/')}?mode={mode}" + (
+        "&immutable=1" if immutable else ""
+    )
 
 
-def _connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
+def _connect(path: Path, *, read_only: bool, immutable: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(
-        sqlite_uri(path, "ro" if read_only else "rwc"), uri=True, timeout=10.0, check_same_thread=False
+        sqlite_uri(path, "ro" if read_only else "rwc", immutable=immutable),
+        uri=True,
+        timeout=10.0,
+        check_same_thread=False,
     )
     if read_only:
         # Nothing in the schema (views, triggers, defaults) may call a function with side
@@ -215,12 +223,12 @@ def _connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
     return conn
 
 
-def authenticate(path: Path, token: str) -> str | None:
+def authenticate(path: Path, token: str, *, immutable: bool = False) -> str | None:
     """None if the database at ``path`` carries ``token`` (kenning made it for this store);
     otherwise why not. Reads it read-only: a database that is not kenning's is never modified.
     Raises ``StoreCorrupt`` when it cannot be read at all."""
     try:
-        conn = sqlite3.connect(sqlite_uri(path, "ro"), uri=True, timeout=10.0)
+        conn = sqlite3.connect(sqlite_uri(path, "ro", immutable=immutable), uri=True, timeout=10.0)
     except sqlite3.Error as exc:
         raise store_error(exc, f"cannot open {path.name}") from exc
     try:
@@ -261,11 +269,12 @@ class Database:
     connection of its own (sqlite3 connections must not be shared across threads in use).
     """
 
-    def __init__(self, path: Path, *, token: str, read_only: bool = False) -> None:
+    def __init__(self, path: Path, *, token: str, read_only: bool = False, immutable: bool = False) -> None:
         """Open the store's database, which must be new or carry ``token`` (see ``authenticate``:
         callers check a database they did not just create before handing it here)."""
         self.path = path
         self.read_only = read_only
+        self.immutable = immutable
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
@@ -330,7 +339,7 @@ class Database:
     def reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = _connect(self.path, read_only=True)
+            conn = _connect(self.path, read_only=True, immutable=self.immutable)
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
