@@ -202,8 +202,8 @@ class Engine:
     def store_lost(self) -> str | None:
         """Why the open store is no longer the one at its place (deleted, as by ``git clean
         -fdx``, or replaced), or None. Cheap: a few ``lstat`` calls and the marker's bytes."""
-        store = self._store
-        if store is None or self.db is None:
+        store, db = self._store, self.db  # read once: another thread may be reopening
+        if store is None or db is None:
             return None
         try:
             st = os.lstat(store.path)
@@ -213,7 +213,7 @@ class Engine:
             return f"{store.path} was replaced"
         if read_marker(store.path, self._key) != store.store_id:
             return f"{store.path} lost its kenning-store marker"
-        return self.db.replaced()
+        return db.replaced()
 
     def reopen(self, reason: str) -> None:
         """Drop everything read from the old store and open the one now at its place."""
