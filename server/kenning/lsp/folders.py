@@ -237,6 +237,10 @@ class FolderIndex:
             if lost is not None:
                 engine.reopen(lost)
                 job.full = True
+                if engine.read_only:  # another process built the new store and still writes it
+                    engine.state = "ready"
+                    engine.state_message = engine.read_only_reason
+                    return
             engine.state = "scanning"
             engine.state_message = None
             self._emit_status(force=True)
