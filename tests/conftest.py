@@ -13,6 +13,8 @@ import pytest
 # One optimised-graph build per test session, not one per test (and never in the user's home).
 _CACHE = Path(os.environ.get("KENNING_TEST_CACHE", "/tmp/kenning-test-cache"))
 os.environ.setdefault("KENNING_CACHE_DIR", str(_CACHE))
+# The store key (kenning.store.trust) too: every test process and server shares one, never the user's.
+os.environ.setdefault("KENNING_STATE_DIR", str(_CACHE / "state"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 

@@ -24,7 +24,7 @@ def _chunk(i: int) -> NewChunk:
 
 
 def test_counts_follow_every_commit(tmp_path: Path) -> None:
-    db = Database(tmp_path / "k.sqlite3")
+    db = Database(tmp_path / "k.sqlite3", token="t")
     try:
         assert db.counts()["chunks"] == 0
         assert db.counts()["chunks"] == 0  # from the cache

@@ -12,6 +12,8 @@ import pytest
 
 from kenning.store.vectors import VectorFileInvalid, VectorIndex, clean_stale_files
 
+KEY = bytes(range(32))  # a store key (kenning.store.trust); any fixed one will do here
+
 
 def _vectors(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
@@ -40,30 +42,30 @@ def test_add_search_remove_and_replace() -> None:
 def test_save_is_atomic_and_load_checks_hash(tmp_path: Path) -> None:
     ix = VectorIndex(16)
     ix.add(np.arange(1, 101, dtype=np.uint64), _vectors(100))
-    info = ix.save(tmp_path, 1)
+    info = ix.save(tmp_path, 1, KEY)
     assert not list(tmp_path.glob("*.tmp"))
-    loaded = VectorIndex.load(tmp_path, info)
+    loaded = VectorIndex.load(tmp_path, info, KEY)
     assert len(loaded) == 100
 
     path = tmp_path / info.name
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
-    with pytest.raises(VectorFileInvalid, match="hash"):
-        VectorIndex.load(tmp_path, info)
+    with pytest.raises(VectorFileInvalid, match="MAC"):
+        VectorIndex.load(tmp_path, info, KEY)
     path.write_bytes(bytes(data[: len(data) // 3]))
     with pytest.raises(VectorFileInvalid, match="bytes"):
-        VectorIndex.load(tmp_path, info)
+        VectorIndex.load(tmp_path, info, KEY)
     path.unlink()
     with pytest.raises(VectorFileInvalid, match="missing"):
-        VectorIndex.load(tmp_path, info)
+        VectorIndex.load(tmp_path, info, KEY)
 
 
 def test_flipped_bytes_never_reach_usearch(tmp_path: Path) -> None:
     """A corrupted file can segfault usearch on search; the check must stop it before load."""
     ix = VectorIndex(16)
     ix.add(np.arange(1, 201, dtype=np.uint64), _vectors(200))
-    info = ix.save(tmp_path, 1)
+    info = ix.save(tmp_path, 1, KEY)
     path = tmp_path / info.name
     data = bytearray(path.read_bytes())
     for i in range(200, len(data), 97):
@@ -74,7 +76,7 @@ def test_flipped_bytes_never_reach_usearch(tmp_path: Path) -> None:
         "from kenning.store.vectors import VectorIndex, VectorFileInfo, VectorFileInvalid\n"
         f"info = VectorFileInfo(**{dataclasses.asdict(info)!r})\n"
         "try:\n"
-        f"    ix = VectorIndex.load(Path({str(tmp_path)!r}), info)\n"
+        f"    ix = VectorIndex.load(Path({str(tmp_path)!r}), info, {KEY!r})\n"
         "    ix.search(np.ones(16, dtype=np.float32), 5)\n"
         "    print('loaded')\n"
         "except VectorFileInvalid as e:\n"
@@ -91,3 +93,39 @@ def test_clean_stale_files(tmp_path: Path) -> None:
     removed = clean_stale_files(tmp_path, "vectors.2.usearch")
     assert sorted(removed) == ["vectors.1.usearch", "vectors.3.usearch.tmp"]
     assert [p.name for p in tmp_path.iterdir()] == ["vectors.2.usearch"]
+
+
+def test_graph_written_with_another_key_is_rejected(tmp_path: Path) -> None:
+    """A graph file and the MAC "recorded" for it by someone without the key never load."""
+    ix = VectorIndex(16)
+    ix.add(np.arange(1, 51, dtype=np.uint64), _vectors(50))
+    info = ix.save(tmp_path, 1, bytes(32))
+    with pytest.raises(VectorFileInvalid, match="MAC"):
+        VectorIndex.load(tmp_path, info, KEY)
+
+
+@pytest.mark.parametrize("name", ["../vectors.1.usearch", "/etc/passwd", "vectors.0.usearch", "x.usearch"])
+def test_only_names_kenning_gives_are_loaded(tmp_path: Path, name: str) -> None:
+    ix = VectorIndex(16)
+    info = ix.save(tmp_path, 1, KEY)
+    with pytest.raises(VectorFileInvalid, match="not a name"):
+        VectorIndex.load(tmp_path, dataclasses.replace(info, name=name), KEY)
+
+
+def test_a_symlinked_graph_file_is_not_followed(tmp_path: Path) -> None:
+    ix = VectorIndex(16)
+    ix.add(np.arange(1, 51, dtype=np.uint64), _vectors(50))
+    info = ix.save(tmp_path, 1, KEY)
+    real = tmp_path / info.name
+    moved = tmp_path / "elsewhere.bin"
+    real.rename(moved)
+    real.symlink_to(moved)
+    with pytest.raises(VectorFileInvalid, match="not a regular file"):
+        VectorIndex.load(tmp_path, info, KEY)
+    # A link planted at the temp name is replaced, never written through.
+    real.unlink()
+    (tmp_path / "vectors.2.usearch.tmp").symlink_to(moved)
+    before = moved.read_bytes()
+    ix.save(tmp_path, 2, KEY)
+    assert moved.read_bytes() == before
+    assert not (tmp_path / "vectors.2.usearch").is_symlink()

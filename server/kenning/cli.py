@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import os
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -19,8 +20,9 @@ from kenning import __version__
 from kenning.config import DEFAULT_MAX_FILE_SIZE, Config
 from kenning.engine import Engine
 from kenning.indexer import IndexProgress, embed_pending, scan
-from kenning.store.db import StoreCorrupt
+from kenning.store.db import StoreCorrupt, StoreUnavailable
 from kenning.store.lock import LockHeld
+from kenning.store.trust import StoreRefused
 
 log = logging.getLogger("kenning")
 
@@ -82,8 +84,10 @@ def _open(args: argparse.Namespace, *, write: bool) -> Engine:
         return engine.open()
     except LockHeld as exc:
         raise SystemExit(f"kenning: {exc}; try again when it is done") from exc
-    except StoreCorrupt as exc:
+    except (StoreCorrupt, StoreRefused, StoreUnavailable) as exc:
         raise SystemExit(f"kenning: {exc}") from exc
+    except OSError as exc:
+        raise SystemExit(f"kenning: cannot open the index of {engine.root}: {exc}") from exc
 
 
 def _update(engine: Engine, quiet: bool) -> None:
@@ -239,7 +243,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
             "skipped": engine.db.skip_counts(),
             "languages": engine.db.language_counts(),
             "model": engine.db.get_meta("model_id"),
-            "store_bytes": sum(p.stat().st_size for p in engine.store_dir.iterdir() if p.is_file()),
+            "store_bytes": sum(
+                st.st_size
+                for st in (p.lstat() for p in engine.store_dir.iterdir())
+                if stat.S_ISREG(st.st_mode)
+            ),
         }
         if args.json:
             print(json.dumps(data, ensure_ascii=False))

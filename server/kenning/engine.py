@@ -7,7 +7,6 @@ HNSW file, writer lock) and the encoder, and hands them to ``indexer`` (writing)
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sqlite3
@@ -21,19 +20,36 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kenning.config import Config
-from kenning.store.db import DB_FILENAME, EMBEDDED_THROUGH, Database, StoreCorrupt
+from kenning.store.db import (
+    DB_FILENAME,
+    EMBEDDED_THROUGH,
+    Database,
+    StoreCorrupt,
+    StoreUnavailable,
+    authenticate,
+    sqlite_uri,
+)
+from kenning.store.location import StoreDir, open_store_dir, requested_store
 from kenning.store.lock import LockHeld, WriterLock
+from kenning.store.trust import aside_name, database_token, foreign_file, read_marker, store_key
 from kenning.store.vectors import (
     VectorFileInfo,
     VectorFileInvalid,
     VectorIndex,
     clean_stale_files,
+    valid_vector_file_name,
+    vector_file_name,
 )
 
 if TYPE_CHECKING:
     from kenning.embedding import Encoder
 
 log = logging.getLogger(__name__)
+
+# The database and the files SQLite keeps beside it: moved aside together, never one alone.
+DB_FAMILY = ("", "-wal", "-shm", "-journal")
+# Meta keys describing the saved graph file (all cleared when the model changes).
+VECTOR_META = ("vectors_file", "vectors_size", "vectors_mac", "vectors_hash", "vectors_count")
 
 # Rebuild the graph when removals since it was built exceed this share of live vectors:
 # usearch tombstones never give their slots back and degrade recall.
@@ -73,7 +89,11 @@ class Engine:
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self.config = config or Config()
-        self.store_dir = Path(os.path.realpath(self.config.store_dir(self.root)))
+        # Where the store is asked to be; ``open`` decides where it is (see store.location).
+        self.store_dir = requested_store(self.root, self.config)[0]
+        self._store: StoreDir | None = None
+        self.store_note: str | None = None  # said in the status while it holds
+        self._key = b""
         self._encoder_factory = encoder_factory
         self._want_read_only = read_only
         self._lock = WriterLock(self.store_dir)
@@ -97,13 +117,27 @@ class Engine:
         self._data_version: int | None = None  # read-only: the writer's commits, as last seen
         self._version_conn: sqlite3.Connection | None = None
         self._loaded_vectors_file: str | None = None
+        self._immutable = False  # read the main file alone (full disk, lock held, WAL empty)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def open(self) -> Engine:
+        """Open the store: find or make kenning's own directory, take the writer lock if free,
+        open (or rebuild) the database, load the graph. Raises ``StoreRefused`` when the asked-for
+        store location is not kenning's, ``StoreCorrupt`` / ``OSError`` when it cannot be used."""
         if self.db is not None:
             return self
-        self._make_store_dir()
+        self._key = store_key()
+        self._store = open_store_dir(self.root, self.config, self._key)
+        self.store_dir = self._store.path
+        if self._store.fallback_from is not None:
+            self.store_note = (
+                f"{self._store.fallback_from} is not kenning's (left untouched);"
+                f" the index is in {self.store_dir}"
+            )
+        self._lock = WriterLock(self.store_dir)
+        self.read_only = False
+        self.read_only_reason = None
         if self._want_read_only is not True:
             try:
                 self._lock.acquire()
@@ -116,7 +150,29 @@ class Engine:
         else:
             self.read_only = True
             self.read_only_reason = "opened read-only"
-        self.db = self._open_db()
+        self._immutable = False
+        try:
+            self.db = self._open_db()
+        except StoreUnavailable as exc:
+            # A full disk (say) must not stop searching what is already indexed. Holding the
+            # writer lock, with every commit in the main file (no WAL), the main file can be
+            # read alone: no -shm needs to be made, which a full disk cannot.
+            wal = self.store_dir / (DB_FILENAME + "-wal")
+            if self.read_only or not (self.store_dir / DB_FILENAME).exists():
+                self._lock.release()
+                raise
+            log.error("%s; searching the index as it is, read-only", exc)
+            self.read_only = True
+            self.read_only_reason = f"the index cannot be written ({exc}); it is searched as it is"
+            self._immutable = not os.path.exists(wal) or os.path.getsize(wal) == 0
+            try:
+                self.db = self._open_db()
+            except BaseException:
+                self._lock.release()
+                raise
+        except BaseException:
+            self._lock.release()
+            raise
         if not self.read_only:
             self._load_vectors_if_valid()
         else:
@@ -124,7 +180,7 @@ class Engine:
         return self
 
     def close(self) -> None:
-        if self.db is not None and not self.read_only:
+        if self.db is not None and not self.read_only and self.store_lost() is None:
             try:
                 self.save_vectors()
             except OSError as exc:
@@ -143,52 +199,103 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _make_store_dir(self) -> None:
-        self.store_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with contextlib.suppress(OSError):  # a store on a filesystem without modes still works
-            os.chmod(self.store_dir, 0o700)
-        ignore = self.store_dir / ".gitignore"
-        if not ignore.exists():
-            try:
-                ignore.write_text("# kenning's index: never commit it\n*\n")
-            except OSError as exc:
-                log.warning("cannot write %s: %s", ignore, exc)
+    def store_lost(self) -> str | None:
+        """Why the open store is no longer the one at its place (deleted, as by ``git clean
+        -fdx``, or replaced), or None. Cheap: a few ``lstat`` calls and the marker's bytes."""
+        store, db = self._store, self.db  # read once: another thread may be reopening
+        if store is None or db is None:
+            return None
+        try:
+            st = os.lstat(store.path)
+        except OSError:
+            return f"{store.path} was deleted"
+        if (st.st_dev, st.st_ino) != (store.dev, store.ino):
+            return f"{store.path} was replaced"
+        if read_marker(store.path, self._key) != store.store_id:
+            return f"{store.path} lost its kenning-store marker"
+        return db.replaced()
+
+    def reopen(self, reason: str) -> None:
+        """Drop everything read from the old store and open the one now at its place."""
+        log.warning("%s: reopening the index (rebuilt if it is gone)", reason)
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+        if self._version_conn is not None:
+            self._version_conn.close()
+            self._version_conn = None
+        self._lock.release()
+        self.vectors = None
+        self.vectors_ready.clear()
+        self.vectors_in_step = False
+        self.churn = 0
+        self._data_version = None
+        self._loaded_vectors_file = None
+        self.bump_generation()
+        self.open()
 
     def _open_db(self) -> Database:
+        assert self._store is not None
         path = self.store_dir / DB_FILENAME
+        token = database_token(self._key, self._store.store_id)
         if self.read_only:
             if not path.exists():
                 raise StoreCorrupt(f"no index at {self.store_dir} yet and it is locked by a writer")
-            return Database(path, read_only=True)
+            for suffix in DB_FAMILY:
+                why = foreign_file(Path(str(path) + suffix))
+                if why is not None:
+                    raise StoreCorrupt(f"{path.name}{suffix} {why}: not opened")
+            why = authenticate(path, token, immutable=self._immutable)
+            if why is not None:
+                raise StoreCorrupt(f"{path} was not written by kenning for this store ({why})")
+            return Database(path, token=token, read_only=True, immutable=self._immutable)
+        for suffix in DB_FAMILY:
+            why = foreign_file(Path(str(path) + suffix))
+            if why is not None:
+                self._move_db_aside(path, "foreign", f"{path.name}{suffix} {why}")
+                break
+        if path.exists():
+            try:
+                why = authenticate(path, token)
+            except StoreCorrupt as exc:
+                why = None  # unreadable: moved aside as corrupt below, by the writer's own checks
+                log.info("%s", exc)
+            if why is not None:
+                self._move_db_aside(
+                    path, "foreign", f"{path.name} was not written by kenning for this store ({why})"
+                )
         try:
-            return Database(path)
+            return Database(path, token=token)
         except StoreCorrupt as exc:
-            aside = path.with_name(f"{DB_FILENAME}.corrupt-{int(time.time())}")
-            log.error("%s: moving it aside to %s and rebuilding the index", exc, aside.name)
-            for suffix in ("", "-wal", "-shm"):
-                p = Path(str(path) + suffix)
-                if p.exists():
-                    os.replace(p, Path(str(aside) + suffix))
-            for p in self.store_dir.glob("vectors.*"):
-                p.unlink(missing_ok=True)
-            return Database(path)
+            self._move_db_aside(path, "corrupt", str(exc))
+            return Database(path, token=token)
+
+    def _move_db_aside(self, path: Path, tag: str, reason: str) -> None:
+        """Rename the database and its companions, untouched, and forget the graph files."""
+        aside = aside_name(path, tag)
+        log.error("%s: moving it aside to %s and rebuilding the index", reason, aside.name)
+        for suffix in DB_FAMILY:
+            p = Path(str(path) + suffix)
+            if os.path.lexists(p):
+                os.rename(p, Path(str(aside) + suffix))
+        clean_stale_files(self.store_dir, None)
 
     def _recorded_vector_file(self) -> VectorFileInfo | None:
+        """The graph file SQLite records; its name is derived from the generation number, never
+        taken from the database as a path."""
         assert self.db is not None
-        get = self.db.get_meta
-        name = get("vectors_file")
-        if not name:
+        db = self.db
+        generation = db.get_meta_int("vectors_generation", 0)
+        name = vector_file_name(generation)
+        if generation <= 0 or db.get_meta("vectors_file") != name or not valid_vector_file_name(name):
             return None
-        try:
-            return VectorFileInfo(
-                name=name,
-                size=int(get("vectors_size") or -1),
-                blake2b=get("vectors_hash") or "",
-                dim=int(get("model_dim") or -1),
-                count=int(get("vectors_count") or 0),
-            )
-        except ValueError:
-            return None
+        return VectorFileInfo(
+            name=name,
+            size=db.get_meta_int("vectors_size", -1),
+            mac=db.get_meta("vectors_mac") or "",
+            dim=db.get_meta_int("model_dim", -1),
+            count=db.get_meta_int("vectors_count", 0),
+        )
 
     def _load_vectors_if_valid(self) -> None:
         """Load the saved graph if it is exactly what SQLite recorded; else leave it to rebuild."""
@@ -197,8 +304,8 @@ class Engine:
         if info is None:
             return
         try:
-            self.vectors = VectorIndex.load(self.store_dir, info)
-            self.churn = int(self.db.get_meta("vectors_churn") or 0) if self.db else 0
+            self.vectors = VectorIndex.load(self.store_dir, info, self._key)
+            self.churn = self.db.get_meta_int("vectors_churn", 0) if self.db else 0
         except VectorFileInvalid as exc:
             log.warning("vector index rejected (%s); it will be rebuilt from stored vectors", exc)
             self.vectors = None
@@ -208,7 +315,7 @@ class Engine:
         if info is None:
             return
         try:
-            self.vectors = VectorIndex.load(self.store_dir, info)
+            self.vectors = VectorIndex.load(self.store_dir, info, self._key)
             self._loaded_vectors_file = info.name
             self.vectors_ready.set()
         except VectorFileInvalid as exc:
@@ -252,7 +359,7 @@ class Engine:
             self.db.clear_embeddings(conn)
             self.db.set_meta(conn, "model_id", enc.model_id)
             self.db.set_meta(conn, "model_dim", str(enc.dim))
-            for key in ("vectors_file", "vectors_size", "vectors_hash", "vectors_count", EMBEDDED_THROUGH):
+            for key in (*VECTOR_META, EMBEDDED_THROUGH):
                 conn.execute("DELETE FROM meta WHERE key=?", (key,))
         self.vectors = VectorIndex(enc.dim)
         self.vectors_in_step = False
@@ -339,15 +446,15 @@ class Engine:
             and self.db.get_meta("vectors_churn") == str(self.churn)
         ):
             return  # the recorded file holds exactly this graph: idle shutdowns write nothing
-        generation = int(self.db.get_meta("vectors_generation") or 0) + 1
-        info = self.vectors.save(self.store_dir, generation)
+        generation = self.db.get_meta_int("vectors_generation", 0) + 1
+        info = self.vectors.save(self.store_dir, generation, self._key)
         try:
             with self.db.transaction() as conn:
                 set_meta = self.db.set_meta
                 set_meta(conn, "vectors_generation", str(generation))
                 set_meta(conn, "vectors_file", info.name)
                 set_meta(conn, "vectors_size", str(info.size))
-                set_meta(conn, "vectors_hash", info.blake2b)
+                set_meta(conn, "vectors_mac", info.mac)
                 set_meta(conn, "vectors_count", str(info.count))
                 set_meta(conn, "vectors_churn", str(self.churn))
         except BaseException:
@@ -393,7 +500,7 @@ class Engine:
         with self._gen_lock:
             if self._version_conn is None:
                 self._version_conn = sqlite3.connect(
-                    f"file:{self.store_dir / DB_FILENAME}?mode=ro",
+                    sqlite_uri(self.store_dir / DB_FILENAME, "ro", immutable=self._immutable),
                     uri=True,
                     check_same_thread=False,
                     timeout=10.0,
@@ -409,7 +516,7 @@ class Engine:
         info = self._recorded_vector_file()
         if info is not None and info.name != self._loaded_vectors_file:
             try:
-                self.vectors = VectorIndex.load(self.store_dir, info)
+                self.vectors = VectorIndex.load(self.store_dir, info, self._key)
                 self._loaded_vectors_file = info.name
                 self.vectors_ready.set()
             except VectorFileInvalid as exc:
@@ -426,7 +533,7 @@ class Engine:
             pending=c["pending"],
             skipped=c["skipped"],
             symbols=c["symbols"],
-            message=self.state_message or self.model_error,
+            message=self.state_message or self.model_error or self.store_note,
         )
 
     def dense_available(self) -> bool:

@@ -248,7 +248,9 @@ class _Rules:
         )
 
     def file_excluded(self, rel: str) -> bool:
-        return self.spec is not None and self.spec.verdict(rel, is_dir=False) is True
+        # A regular file named like the store (a repository's ``.kenning`` file) is not indexed
+        # either: the name is kenning's, whatever lies there.
+        return self.in_store(rel) or (self.spec is not None and self.spec.verdict(rel, is_dir=False) is True)
 
     def path_excluded(self, rel: str) -> bool:
         """For a flat list (git's): the file, or any directory above it, is excluded."""

@@ -27,7 +27,8 @@ from kenning.engine import Engine
 from kenning.indexer import embed_input, embed_pending, scan
 from kenning.search import MAX_QUERY_CHARS, SearchQuery, search
 from kenning.store.db import DB_FILENAME
-from kenning.store.vectors import file_hash
+from kenning.store.trust import store_key
+from kenning.store.vectors import file_mac
 
 
 def _content_hash(path: Path) -> str:
@@ -82,7 +83,7 @@ def inspect(root: Path, tokens: dict[str, str]) -> dict[str, Any]:
         out["recorded_vectors"] = {
             "exists": path.is_file(),
             "size_ok": path.is_file() and path.stat().st_size == int(meta["vectors_size"]),
-            "hash_ok": path.is_file() and file_hash(path) == meta["vectors_hash"],
+            "hash_ok": path.is_file() and file_mac(path, store_key()) == meta["vectors_mac"],
         }
     return out
 

@@ -105,13 +105,17 @@ def start_and_check(
 
 
 def recorded_vectors_valid(root: Path) -> bool:
-    from kenning.store.vectors import file_hash
+    from kenning.store.trust import store_key
+    from kenning.store.vectors import file_mac
 
     store = root / ".kenning"
     with sqlite3.connect(store / "kenning.sqlite3") as conn:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     path = store / meta["vectors_file"]
-    return path.stat().st_size == int(meta["vectors_size"]) and file_hash(path) == meta["vectors_hash"]
+    return (
+        path.stat().st_size == int(meta["vectors_size"])
+        and file_mac(path, store_key()) == meta["vectors_mac"]
+    )
 
 
 @pytest.mark.parametrize("mode", ["flip", "truncate", "empty", "junk"])

@@ -19,6 +19,7 @@ from kenning.config import Config
 from kenning.engine import EncoderFactory, Engine, Status, default_encoder_factory
 from kenning.indexer import IndexProgress, embed_pending, scan
 from kenning.store.db import StoreCorrupt
+from kenning.store.trust import StoreRefused
 from kenning.symbols import SymbolSearch
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,14 @@ class FolderIndex:
 
     @property
     def usable(self) -> bool:
-        return self.opened.is_set() and self.open_error is None and self.engine.db is not None
+        if not (self.opened.is_set() and self.open_error is None and self.engine.db is not None):
+            return False
+        if not self.engine.read_only and self.engine.store_lost() is not None:
+            # Deleted or replaced under us (``git clean -fdx``): answering from the old files
+            # while the new ones fill would mix two indexes. Say nothing until it is rebuilt.
+            self.request_full_scan()
+            return False
+        return True
 
     def status(self) -> Status:
         if not self.usable:
@@ -146,7 +154,7 @@ class FolderIndex:
     def _run(self) -> None:
         try:
             self.engine.open()
-        except (StoreCorrupt, OSError) as exc:
+        except (StoreCorrupt, StoreRefused, OSError) as exc:
             self.open_error = f"cannot open the index of {self.root}: {exc}"
             self.engine.state = "error"
             log.error("%s", self.open_error)
@@ -225,6 +233,14 @@ class FolderIndex:
         should_stop = self._should_stop(token)
         end_message = "done"
         try:
+            lost = engine.store_lost() if engine.db is not None else "the index is not open"
+            if lost is not None:
+                engine.reopen(lost)
+                job.full = True
+                if engine.read_only:  # another process built the new store and still writes it
+                    engine.state = "ready"
+                    engine.state_message = engine.read_only_reason
+                    return
             engine.state = "scanning"
             engine.state_message = None
             self._emit_status(force=True)

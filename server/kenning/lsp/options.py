@@ -31,9 +31,9 @@ class Options:
     def config_for(self, folder: Path, *, several_folders: bool) -> Config:
         store: Path | None = None
         if self.store_path:
+            # A relative path stays relative: Config joins it to the folder, and the store
+            # refuses it if it resolves outside (store.location).
             base = Path(self.store_path).expanduser()
-            if not base.is_absolute():
-                base = folder / base
             if several_folders:
                 import hashlib
 

@@ -8,14 +8,18 @@ so readers see a consistent WAL snapshot and never block the writer.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from kenning.store.trust import same_mac
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +30,9 @@ DB_FILENAME = "kenning.sqlite3"
 # only grow and a chunk never changes its model input; a model change deletes the key). The
 # embedding pass starts after it, and counting pending chunks looks only past it.
 EMBEDDED_THROUGH = "embedded_through"
+# Meta key: the store's database token (``trust.database_token``); only a database holding the
+# token of the store it lies in is believed or written.
+STORE_AUTH = "store_auth"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -95,6 +102,31 @@ class StoreCorrupt(Exception):
     """The database cannot be trusted (unreadable, failed integrity check, foreign schema)."""
 
 
+class StoreUnavailable(OSError):
+    """The database is fine but cannot be used now: the disk is full, a file cannot be opened,
+    the file system is read-only. Nothing is moved aside for this."""
+
+
+# SQLite primary result codes that mean the file's content is damaged, not the system.
+_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def store_error(exc: sqlite3.Error, what: str) -> Exception:
+    """``StoreCorrupt`` for a damaged file, ``StoreUnavailable`` for a full disk and the like."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF not in _CORRUPT_CODES and isinstance(exc, sqlite3.OperationalError):
+        return StoreUnavailable(f"{what}: {exc}")
+    return StoreCorrupt(f"{what}: {exc}")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 @dataclass(frozen=True, slots=True)
 class FileRow:
     id: int
@@ -158,12 +190,29 @@ class SymbolRow:
     name_col: int
 
 
-def _connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
+def sqlite_uri(path: Path, mode: str, *, immutable: bool = False) -> str:
+    """A ``file:`` URI for ``path``: every byte outside [A-Za-z0-9/_.~-] percent-escaped, so a
+    workspace path holding ``#``, ``?``, ``%`` or any other byte names exactly that file.
+
+    ``immutable``: read the main file only, with no ``-shm`` (which a full disk cannot hold).
+    Right only while nobody writes and the WAL is empty: the caller holds the writer lock."""
+    return f"file:{urllib.parse.quote(os.fsencode(path), safe='/')}?mode={mode}" + (
+        "&immutable=1" if immutable else ""
+    )
+
+
+def _connect(path: Path, *, read_only: bool, immutable: bool = False) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        sqlite_uri(path, "ro" if read_only else "rwc", immutable=immutable),
+        uri=True,
+        timeout=10.0,
+        check_same_thread=False,
+    )
     if read_only:
-        uri = f"file:{path}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=10.0, check_same_thread=False)
-    else:
-        conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False)
+        # Nothing in the schema (views, triggers, defaults) may call a function with side
+        # effects. The writer needs its own triggers to write the FTS5 table, which this
+        # forbids; it only ever opens a database ``authenticate`` accepted or one it made.
+        conn.execute("PRAGMA trusted_schema=OFF")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=10000")
     # 8 MiB of page cache per connection. The server holds one connection per thread that
@@ -174,6 +223,45 @@ def _connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
     return conn
 
 
+def authenticate(path: Path, token: str, *, immutable: bool = False) -> str | None:
+    """None if the database at ``path`` carries ``token`` (kenning made it for this store);
+    otherwise why not. Reads it read-only: a database that is not kenning's is never modified.
+    Raises ``StoreCorrupt`` when it cannot be read at all."""
+    try:
+        conn = sqlite3.connect(sqlite_uri(path, "ro", immutable=immutable), uri=True, timeout=10.0)
+    except sqlite3.Error as exc:
+        raise store_error(exc, f"cannot open {path.name}") from exc
+    try:
+        conn.execute("PRAGMA trusted_schema=OFF")
+        conn.execute("PRAGMA cell_size_check=ON")
+        why = _token_problem(conn, token)
+        if why is not None:
+            # Damage to the meta table looks like a missing token: tell the two apart, so a
+            # damaged store of ours is reported (and set aside) as corrupt, not as foreign.
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise StoreCorrupt(f"quick_check of {path.name} failed: {check}")
+        return why
+    except sqlite3.Error as exc:
+        raise store_error(exc, f"cannot read {path.name}") from exc
+    finally:
+        conn.close()
+
+
+def _token_problem(conn: sqlite3.Connection, token: str) -> str | None:
+    kind = conn.execute("SELECT type FROM sqlite_master WHERE name='meta'").fetchone()
+    if kind is None:
+        return "it has no meta table"
+    if kind[0] != "table":
+        return f"its meta is a {kind[0]}, not a table"
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (STORE_AUTH,)).fetchone()
+    if row is None:
+        return "it carries no store token"
+    if not isinstance(row[0], str) or not same_mac(row[0], token):
+        return "its store token is not this store's"
+    return None
+
+
 class Database:
     """Typed access to the store's SQLite file.
 
@@ -181,15 +269,19 @@ class Database:
     connection of its own (sqlite3 connections must not be shared across threads in use).
     """
 
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+    def __init__(self, path: Path, *, token: str, read_only: bool = False, immutable: bool = False) -> None:
+        """Open the store's database, which must be new or carry ``token`` (see ``authenticate``:
+        callers check a database they did not just create before handing it here)."""
         self.path = path
         self.read_only = read_only
+        self.immutable = immutable
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         if read_only:
             self.writer: sqlite3.Connection | None = None
             self._check_schema(self.reader())
+            self.identity = _identity(path)
             return
         try:
             conn = _connect(path, read_only=False)
@@ -210,24 +302,44 @@ class Database:
                 raise StoreCorrupt(f"quick_check of {path.name} failed: {check}")
             conn.executescript(_SCHEMA)
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            stored = conn.execute("SELECT value FROM meta WHERE key=?", (STORE_AUTH,)).fetchone()
+            if stored is None:
+                conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (STORE_AUTH, token))
+            elif not same_mac(str(stored[0]), token):
+                conn.close()
+                raise StoreCorrupt(f"{path.name} belongs to another store")
             conn.commit()
+            if stored is None:
+                # The token goes into the main file at once: it must survive a lost WAL.
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.DatabaseError as exc:
-            raise StoreCorrupt(f"cannot open {path.name}: {exc}") from exc
+            raise store_error(exc, f"cannot open {path.name}") from exc
         self.writer = conn
+        self.identity = _identity(path)
 
     @staticmethod
     def _check_schema(conn: sqlite3.Connection) -> None:
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            raise StoreCorrupt(f"cannot read the store: {exc}") from exc
+            raise store_error(exc, "cannot read the store") from exc
         if version != SCHEMA_VERSION:
             raise StoreCorrupt(f"schema version {version}, this kenning reads {SCHEMA_VERSION}")
+
+    def replaced(self) -> str | None:
+        """Why the file this database was opened from is no longer at its path (the store was
+        deleted or replaced under us), or None while it still is."""
+        now = _identity(self.path)
+        if now is None:
+            return f"{self.path} was deleted"
+        if now != self.identity:
+            return f"{self.path} was replaced by another file"
+        return None
 
     def reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = _connect(self.path, read_only=True)
+            conn = _connect(self.path, read_only=True, immutable=self.immutable)
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
@@ -382,6 +494,14 @@ class Database:
     def get_meta(self, key: str, conn: sqlite3.Connection | None = None) -> str | None:
         row = self._r(conn).execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def get_meta_int(self, key: str, default: int, conn: sqlite3.Connection | None = None) -> int:
+        """A counter from the meta table; ``default`` for anything but plain decimal digits
+        (the meta table is kenning's own, but a value must never become a crash or a path)."""
+        value = self.get_meta(key, conn)
+        if value is None or not value.isascii() or not value.isdigit() or len(value) > 18:
+            return default
+        return int(value)
 
     def all_files(self, conn: sqlite3.Connection | None = None) -> dict[str, FileRow]:
         return {

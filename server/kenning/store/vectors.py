@@ -2,16 +2,21 @@
 
 usearch writes in place with no checksum, and a file with flipped bytes loads fine and then
 segfaults on the first search. So every save goes to a temp file that is fsynced and renamed, its
-size and blake2b hash are recorded in SQLite, and a load first checks size, hash and header; any
-mismatch means "rebuild from the float16 vectors in SQLite", never "try it and see".
+size and MAC (keyed BLAKE2b, ``trust.data_mac``) are recorded in SQLite, and a load reads the
+file once into memory, checks size, MAC and header on those bytes and hands usearch the same
+bytes; any mismatch means "rebuild from the float16 vectors in SQLite", never "try it and see".
+The MAC's key lives outside the workspace, so a graph a repository shipped (with a database that
+"records" it) is rejected too. Files are named by kenning only (``vectors.<generation>.usearch``)
+and opened without following symlinks.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
+import re
 import shutil
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +27,8 @@ import numpy as np
 # import (usearch 2.26.6 + onnxruntime 1.32.0, seen here). Importing it first costs ~0.2 s.
 import onnxruntime  # noqa: F401  (import order is the point)
 from usearch.index import Index
+
+from kenning.store.trust import data_mac, same_mac
 
 log = logging.getLogger(__name__)
 
@@ -35,21 +42,41 @@ class VectorFileInvalid(Exception):
     """The saved HNSW file does not match what SQLite recorded; rebuild it."""
 
 
+_NAME = re.compile(r"vectors\.([1-9][0-9]{0,17})\.usearch")
+
+
 @dataclass(frozen=True, slots=True)
 class VectorFileInfo:
     name: str
     size: int
-    blake2b: str
+    mac: str
     dim: int
     count: int
 
 
-def file_hash(path: Path) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
+def vector_file_name(generation: int) -> str:
+    return f"vectors.{generation}.usearch"
+
+
+def valid_vector_file_name(name: str) -> bool:
+    """Only names kenning itself gives (``vectors.<n>.usearch``): no directories, no ``..``."""
+    return _NAME.fullmatch(name) is not None
+
+
+def read_plain_file(path: Path) -> bytes:
+    """The bytes of ``path``, which must be a regular file (a symlink is refused, not followed)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def file_mac(path: Path, key: bytes) -> str:
+    return data_mac(key, read_plain_file(path))
 
 
 def fsync_dir(path: Path) -> None:
@@ -117,63 +144,79 @@ class VectorIndex:
 
     # -- persistence -------------------------------------------------------------------------
 
-    def save(self, directory: Path, generation: int) -> VectorFileInfo:
+    def save(self, directory: Path, generation: int, key: bytes) -> VectorFileInfo:
         """Write ``vectors.<generation>.usearch`` atomically and describe it for SQLite."""
-        name = f"vectors.{generation}.usearch"
+        name = vector_file_name(generation)
         final = directory / name
         tmp = directory / f"{name}.tmp"
         with self._write_lock:
             was_dirty, self.dirty = self.dirty, False  # a concurrent add marks it again
             try:
-                self._index.save(str(tmp))
+                data = self._index.save()
             except BaseException as exc:
                 self.dirty = self.dirty or was_dirty
-                if isinstance(exc, RuntimeError):
-                    # usearch says only "Failed to serialize into stream" (a full disk, say):
-                    # drop the partial file and raise what callers handle, with where and room.
-                    tmp.unlink(missing_ok=True)
-                    raise OSError(
-                        f"cannot write {name}: {exc} ({_free(directory)} free in {directory})"
-                    ) from exc
+                if isinstance(exc, RuntimeError):  # usearch says little more than "failed"
+                    raise OSError(f"cannot serialise {name}: {exc}") from exc
                 raise
-            expected = self._index.serialized_length
             count = len(self._index)
+        if data is None:
+            self.dirty = self.dirty or was_dirty
+            raise OSError(f"cannot serialise {name}: usearch returned nothing")
         try:
-            with open(tmp, "rb+") as f:
-                os.fsync(f.fileno())
-            size = tmp.stat().st_size
-            if size != expected:
+            # Whatever lies at the temp name (a link git wrote, a crash's leftover) goes first;
+            # O_EXCL | O_NOFOLLOW then guarantee the bytes land in a new file of our own.
+            tmp.unlink(missing_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except OSError as exc:
                 tmp.unlink(missing_ok=True)
-                raise OSError(f"short write of {name}: {size} of {expected} bytes")
-            digest = file_hash(tmp)
+                raise OSError(
+                    f"cannot write {name}: {exc.strerror or exc} ({_free(directory)} free in {directory})"
+                ) from exc
+            finally:
+                os.close(fd)
             os.replace(tmp, final)
             fsync_dir(directory)
         except BaseException:
             self.dirty = self.dirty or was_dirty
             raise
-        return VectorFileInfo(name=name, size=size, blake2b=digest, dim=self.dim, count=count)
+        return VectorFileInfo(name=name, size=len(data), mac=data_mac(key, data), dim=self.dim, count=count)
 
     @classmethod
-    def load(cls, directory: Path, info: VectorFileInfo) -> VectorIndex:
+    def load(cls, directory: Path, info: VectorFileInfo, key: bytes) -> VectorIndex:
         """Load a saved index after checking it against what SQLite recorded."""
+        if not valid_vector_file_name(info.name):
+            raise VectorFileInvalid(f"{info.name!r} is not a name kenning gives its graph files")
         path = directory / info.name
-        if not path.is_file():
-            raise VectorFileInvalid(f"{info.name} is missing")
-        size = path.stat().st_size
-        if size != info.size:
-            raise VectorFileInvalid(f"{info.name} is {size} bytes, expected {info.size}")
-        digest = file_hash(path)
-        if digest != info.blake2b:
-            raise VectorFileInvalid(f"{info.name} content hash differs from the recorded one")
         try:
-            header = Index.metadata(str(path))
+            st = os.lstat(path)
+        except FileNotFoundError:
+            raise VectorFileInvalid(f"{info.name} is missing") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise VectorFileInvalid(f"{info.name} is not a regular file")
+        if st.st_size != info.size:
+            raise VectorFileInvalid(f"{info.name} is {st.st_size} bytes, expected {info.size}")
+        try:
+            data = read_plain_file(path)
+        except OSError as exc:
+            raise VectorFileInvalid(f"{info.name} cannot be read: {exc}") from exc
+        if len(data) != info.size:
+            raise VectorFileInvalid(f"{info.name} is {len(data)} bytes, expected {info.size}")
+        if not same_mac(data_mac(key, data), info.mac):
+            raise VectorFileInvalid(f"{info.name} content does not match its recorded MAC")
+        try:
+            header = Index.metadata(data)
         except Exception as exc:
             raise VectorFileInvalid(f"{info.name} header unreadable: {exc}") from exc
         if header is None or int(header.get("dimensions", -1)) != info.dim:
             raise VectorFileInvalid(f"{info.name} has a different dimension than the model")
         index = cls._new(info.dim)
         try:
-            index.load(str(path))
+            index.load(data)
         except Exception as exc:
             raise VectorFileInvalid(f"{info.name} failed to load: {exc}") from exc
         return cls(info.dim, index)
@@ -187,10 +230,15 @@ def _free(directory: Path) -> str:
 
 
 def clean_stale_files(directory: Path, keep: str | None) -> list[str]:
-    """Remove temp files and vector files of other generations left by a crash."""
+    """Remove temp files and vector files of other generations left by a crash.
+
+    Only names kenning gives its graph files are touched, and only in the store directory
+    (whose marker says it is kenning's); a symlink there is removed, never followed.
+    """
     removed: list[str] = []
     for p in directory.glob("vectors.*"):
-        if p.name != keep:
+        base = p.name[: -len(".tmp")] if p.name.endswith(".tmp") else p.name
+        if p.name != keep and valid_vector_file_name(base):
             p.unlink(missing_ok=True)
             removed.append(p.name)
     return removed
