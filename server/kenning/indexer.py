@@ -187,7 +187,7 @@ def _scan(
         gone = [row.id for p, row in known.items() if p not in present and p not in stat_skips]
         report.note = found.note
         if found.note and not entries:
-            log.warning("%s: no files to index: %s", engine.root, found.note)
+            log.info("%s: no files to index: %s", engine.root, found.note)
     else:
         entries, stat_skips, gone = _entries_for(engine, paths, known, exclude_dirs)
 

@@ -35,6 +35,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -388,13 +389,14 @@ _GIT_SAFE_CONFIG = (
 )
 
 
-def _git_env() -> dict[str, str]:
+def _git_env(*, literal: bool = True) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _GIT_REDIRECTS and not k.startswith("GIT_CONFIG")}
     env["GIT_OPTIONAL_LOCKS"] = "0"  # never take index.lock away from the user's own git
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_NO_REPLACE_OBJECTS"] = "1"
-    env["GIT_LITERAL_PATHSPECS"] = "1"  # a path given to git is a name, never a glob
+    if literal:
+        env["GIT_LITERAL_PATHSPECS"] = "1"  # a path given to git is a name, never a glob
     return env
 
 
@@ -405,13 +407,16 @@ def _git_command(git: str, root: str, *args: str) -> list[str]:
     return [*cmd, "-C", root, *args]
 
 
-def _git_run(args: list[str], root: str) -> subprocess.CompletedProcess[bytes] | None:
+def _git_run(
+    args: list[str], root: str, feed: bytes | None = None
+) -> subprocess.CompletedProcess[bytes] | None:
     try:
         return subprocess.run(
             args,
-            stdin=subprocess.DEVNULL,
+            input=feed,
+            stdin=subprocess.DEVNULL if feed is None else None,
             capture_output=True,
-            env=_git_env(),
+            env=_git_env(literal=feed is None),  # check-ignore takes names as they are
             cwd=root,
             timeout=GIT_TIMEOUT_S,
             check=False,
@@ -466,7 +471,8 @@ def _git_explain_ignored(root: str) -> str | None:
         return None
     if not sample:
         return None
-    proc = _git_run(_git_command(git, root, "check-ignore", "-v", "-z", "--", *sample), root)
+    feed = b"".join(os.fsencode(name) + b"\0" for name in sample)
+    proc = _git_run(_git_command(git, root, "check-ignore", "-v", "-z", "--stdin"), root, feed)
     if proc is None or proc.returncode != 0:
         return None
     fields = proc.stdout.split(b"\0")
@@ -896,6 +902,9 @@ def open_beneath(root: str | Path, rel: str, flags: int = _OPEN_FLAGS) -> int:
     parts = rel.split("/")
     if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
         raise OSError(errno.EXDEV, "not a plain path beneath the root", rel)
+    # The opens below name one component relative to a directory fd, which audit hooks cannot
+    # place; this event says what is being opened, for hooks that watch file access.
+    sys.audit("kenning.open_beneath", os.fspath(root), rel)
     fd = os.open(root, _DIR_FLAGS)
     try:
         for name in parts[:-1]:
