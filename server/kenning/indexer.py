@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -278,10 +279,10 @@ def _at_or_below(path: str, dirs: set[str]) -> bool:
 
 def _record_skip(
     engine: Engine,
-    conn,
+    conn: sqlite3.Connection,
     rel: str,
     reason: str,
-    known: dict,
+    known: dict[str, FileRow],
     removed_ids: list[int],
     report: ScanReport,
     size: int = 0,
@@ -311,9 +312,9 @@ def _record_skip(
 
 def _index_file(
     engine: Engine,
-    conn,
+    conn: sqlite3.Connection,
     entry: FileEntry,
-    known: dict,
+    known: dict[str, FileRow],
     removed_ids: list[int],
     added_ids: list[int],
     report: ScanReport,

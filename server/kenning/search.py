@@ -105,7 +105,7 @@ def validate_query(query: SearchQuery) -> None:
     path_spec(query.paths)
 
 
-def path_spec(paths: Sequence[str]) -> pathspec.PathSpec:
+def path_spec(paths: Sequence[str]) -> pathspec.GitIgnoreSpec:
     """The ``paths`` filter compiled, or a SearchError naming the glob that cannot be one."""
     for glob in paths:
         if not isinstance(glob, str) or "\0" in glob:
