@@ -173,6 +173,10 @@ def _scan(
     report = ScanReport()
     config = engine.config
     known = db.all_files()
+    if paths is not None:
+        paths = list(paths)
+        if any(p.strip("/") in ("", ".") for p in paths):
+            paths = None  # an event for the root directory itself: everything may have changed
     if paths is None:
         found = discover(
             engine.root,

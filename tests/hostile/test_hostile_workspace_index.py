@@ -190,3 +190,36 @@ def test_any_workspace_path_works(parts: list[bytes]) -> None:
             hits = search(engine, SearchQuery(text="qzwsxq", mode="lexical")).hits
             assert [h.path for h in hits] == ["a #1?.py"]
             assert uri_to_path(path_to_uri(engine.root / hits[0].path)) == root.resolve() / "a #1?.py"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.characters(exclude_characters="/\0"),
+            st.integers(0xDC80, 0xDCFF).map(chr),  # what os.fsdecode makes of bytes not UTF-8
+            st.integers(0x10FC7F, 0x10FD01).map(chr),  # the store's own escapes, and neighbours
+        ),
+        max_size=12,
+    )
+)
+def test_stored_text_round_trips_every_string(name: str) -> None:
+    """Any string discovery can produce (surrogate escapes, and the private-use characters the
+    store uses for them) becomes valid UTF-8 text and comes back unchanged."""
+    text = path_to_text(name)
+    text.encode("utf-8")
+    assert text_to_path(text) == name
+    assert (text == name) == all(
+        not ("\udc80" <= c <= "\udcff" or "\U0010fc80" <= c <= "\U0010fd00") for c in name
+    )
+
+
+def test_an_event_for_the_root_rescans_everything(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write(root, "a.py")
+    with _engine(root, tmp_path / "store") as engine:
+        scan(engine)
+        write(root, "b.py")
+        (root / "a.py").unlink()
+        report = scan(engine, ["."])
+        assert (report.files_changed, report.files_deleted) == (1, 1), report
