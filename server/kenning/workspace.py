@@ -332,6 +332,16 @@ def _too_long(abs_path: str) -> bool:
     return len(os.fsencode(abs_path)) >= PATH_MAX
 
 
+def _realpath(path: str) -> str | None:
+    """``os.path.realpath``, or None when the path changes under it: realpath ``lstat``s a
+    component and then ``readlink``s it, and a link swapped for a directory in between raises
+    EINVAL (this aborted whole scans)."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+
+
 def _relative_inside(root: str, real: str) -> str | None:
     """``real`` relative to ``root`` (both already realpath'd) as POSIX, "." for the root itself."""
     if real == root:
@@ -354,7 +364,10 @@ def _classify(
     st = lstat
     target = rel
     if stat.S_ISLNK(st.st_mode):
-        real_target = _relative_inside(root, os.path.realpath(abs_path))
+        real = _realpath(abs_path)
+        if real is None:
+            return SkipReason.VANISHED
+        real_target = _relative_inside(root, real)
         if real_target is None:
             return SkipReason.OUTSIDE_ROOT
         if real_target != "." and (rules.in_store(real_target) or ".git" in real_target.split("/")):
@@ -513,8 +526,15 @@ class _DirCheck:
                 verdict = SkipReason.VANISHED
             else:
                 if stat.S_ISLNK(st.st_mode):
-                    inside = _relative_inside(self.root, os.path.realpath(abs_dir))
-                    verdict = SkipReason.OUTSIDE_ROOT if inside is None else SkipReason.NOT_A_FILE
+                    real = _realpath(abs_dir)
+                    inside = None if real is None else _relative_inside(self.root, real)
+                    verdict = (
+                        SkipReason.VANISHED
+                        if real is None
+                        else SkipReason.OUTSIDE_ROOT
+                        if inside is None
+                        else SkipReason.NOT_A_FILE
+                    )
                 elif not stat.S_ISDIR(st.st_mode):
                     verdict = SkipReason.VANISHED
         known[rel_dir] = verdict
