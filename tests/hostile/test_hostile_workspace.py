@@ -232,11 +232,24 @@ def test_every_file_name_works(
     path = base + b"/" + b"\xff\xfe bad.py"
     with open(path, "wb") as f:
         f.write(b"def holder():\n    return 'qzrenamedtokenxq'\n")
-    client.notify("textDocument/didSave", {"textDocument": {"uri": Path(os.fsdecode(path)).as_uri()}})
+    uri = Path(os.fsdecode(path)).as_uri()
+    doc = {"uri": uri, "languageId": "python", "version": 1, "text": "def holder(): pass\n"}
+    client.notify("textDocument/didOpen", {"textDocument": doc})
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     deadline = time.monotonic() + 30
     while not client.search("qzrenamedtokenxq", mode="lexical")["results"]:
         assert time.monotonic() < deadline, "the save was not indexed"
         time.sleep(0.2)
+    similar = client.call(
+        "kenning/similar",
+        {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+        },
+    )
+    assert "result" in similar, similar
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.search("qzrenamedtokenxq", mode="lexical")["results"]
     assert client.close() == 0
 
 
