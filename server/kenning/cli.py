@@ -23,6 +23,7 @@ from kenning.indexer import IndexProgress, embed_pending, scan
 from kenning.store.db import StoreCorrupt, StoreUnavailable
 from kenning.store.lock import LockHeld
 from kenning.store.trust import StoreRefused
+from kenning.workspace import display_path, text_to_path
 
 log = logging.getLogger("kenning")
 
@@ -59,6 +60,11 @@ class ProgressBar:
             sys.stderr.flush()
 
 
+def _shown(stored: str) -> str:
+    """A stored path as printed: its bytes, with any that are not UTF-8 as ``\\xNN``."""
+    return display_path(text_to_path(stored))
+
+
 def _config(args: argparse.Namespace) -> Config:
     exclude = tuple(getattr(args, "exclude", None) or ())
     return Config(
@@ -90,11 +96,14 @@ def _open(args: argparse.Namespace, *, write: bool) -> Engine:
         raise SystemExit(f"kenning: cannot open the index of {engine.root}: {exc}") from exc
 
 
-def _update(engine: Engine, quiet: bool) -> None:
-    """Bring the index up to date (scan, then embed) unless another process is writing it."""
+def _update(engine: Engine, quiet: bool) -> str | None:
+    """Bring the index up to date (scan, then embed) unless another process is writing it.
+
+    Returns why the scan found nothing, when discovery can tell (a parent repository's ignore
+    rule that excludes the workspace, for instance)."""
     if engine.read_only:
         log.info("%s; searching the index as it is", engine.read_only_reason)
-        return
+        return None
     bar = ProgressBar(not quiet)
     try:
         report = scan(engine, progress=bar)
@@ -114,24 +123,27 @@ def _update(engine: Engine, quiet: bool) -> None:
     finally:
         bar.close()
     engine.state = "ready"
+    return report.note
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     with _open(args, write=True) as engine:
         started = time.monotonic()
-        _update(engine, args.quiet)
+        note = _update(engine, args.quiet)
         st = engine.status()
         print(
             f"indexed {st.files:,} files, {st.chunks:,} chunks ({st.embedded:,} embedded),"
             f" {st.skipped:,} skipped, in {time.monotonic() - started:.2f}s"
         )
+        if note and not st.files:
+            print(f"warning: no files indexed: {note}", file=sys.stderr)
         if engine.model_error:
             print(f"warning: {engine.model_error}", file=sys.stderr)
     return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from kenning.search import SearchError, SearchQuery, search
+    from kenning.search import SearchError, SearchQuery, search, validate_query
 
     query = SearchQuery(
         text=args.query,
@@ -141,6 +153,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         languages=tuple(args.lang or ()),
         extensions=tuple(args.ext or ()),
     )
+    try:
+        validate_query(query)  # before indexing: a bad --path is a usage error, not a wait
+    except SearchError as exc:
+        print(f"kenning: {exc}", file=sys.stderr)
+        return 2
     with _open(args, write=False) as engine:
         _update(engine, args.quiet or args.json)
         try:
@@ -155,7 +172,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                     {
                         "results": [
                             {
-                                "path": h.path,
+                                "path": _shown(h.path),
                                 "start_line": h.start_line,
                                 "end_line": h.end_line,
                                 "score": h.score,
@@ -180,7 +197,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             print("no results")
         for i, h in enumerate(response.hits, 1):
             symbol = f"  {h.symbol}" if h.symbol else ""
-            print(f"{i}. {h.score:.3f} {h.path}:{h.start_line}-{h.end_line}{symbol}")
+            print(f"{i}. {h.score:.3f} {_shown(h.path)}:{h.start_line}-{h.end_line}{symbol}")
             for line in h.preview.split("\n"):
                 print(f"     {line}")
     return 0
@@ -207,7 +224,7 @@ def cmd_symbols(args: argparse.Namespace) -> int:
                                 "name": h.symbol.name,
                                 "kind": h.symbol.kind,
                                 "container": h.symbol.container,
-                                "path": h.symbol.path,
+                                "path": _shown(h.symbol.path),
                                 "start_line": h.symbol.start_line,
                                 "end_line": h.symbol.end_line,
                                 "score": round(h.score, 4),
@@ -224,7 +241,7 @@ def cmd_symbols(args: argparse.Namespace) -> int:
         for h in hits:
             s = h.symbol
             where = f"{s.container}." if s.container else ""
-            print(f"{s.kind:11} {where}{s.name}  {s.path}:{s.start_line}")
+            print(f"{s.kind:11} {where}{s.name}  {_shown(s.path)}:{s.start_line}")
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +21,15 @@ from kenning.chunking import chunk_source
 from kenning.engine import Engine
 from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
-from kenning.store.db import EMBEDDED_THROUGH, NewChunk, NewSymbol
-from kenning.workspace import FileEntry, SkipReason, SourceText, discover, read_source
+from kenning.store.db import EMBEDDED_THROUGH, FileRow, NewChunk, NewSymbol
+from kenning.workspace import (
+    FileEntry,
+    SkipReason,
+    SourceText,
+    discover,
+    path_to_text,
+    read_source,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +44,10 @@ SAVE_VECTORS_EVERY_S = 30.0
 # saved edit cost 0.2-0.4 s at 100k chunks and held up the next edit. A crash in between loses
 # nothing: the next start reconciles the older file with the vectors stored in SQLite.
 SAVE_VECTORS_MIN_ADDED = 1000
+
+# Reasons found by reading a file's content: while its size and mtime stay the same, reading it
+# again would give the same answer (400 binary files of 2 MB cost 838 MB of reads per no-op scan).
+CONTENT_SKIPS = frozenset({SkipReason.BINARY.value, SkipReason.GENERATED.value})
 
 Progress = Callable[["IndexProgress"], None]
 ShouldStop = Callable[[], bool]
@@ -72,6 +84,7 @@ class ScanReport:
     chunks_removed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    note: str | None = None  # why the scan found nothing, when discovery can tell
 
 
 @dataclass(slots=True)
@@ -131,10 +144,16 @@ def scan(
     *,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
+    exclude_dirs: Sequence[str] = (),
 ) -> ScanReport:
-    """Index what changed on disk: everything (``paths=None``) or just the given relative paths."""
+    """Index what changed on disk: everything (``paths=None``) or just the given relative paths
+    (files or directories, as discovery gives them: surrogate-escaped when not UTF-8).
+
+    ``exclude_dirs`` are directories below the root that another index owns (a workspace
+    folder nested in this one): their files are left out, and dropped if indexed before.
+    """
     try:
-        return _scan(engine, paths, progress=progress, should_stop=should_stop)
+        return _scan(engine, paths, progress=progress, should_stop=should_stop, exclude_dirs=exclude_dirs)
     except BaseException:
         engine.vectors_in_step = False  # committed changes may not have reached the graph
         raise
@@ -146,6 +165,7 @@ def _scan(
     *,
     progress: Progress | None,
     should_stop: ShouldStop | None,
+    exclude_dirs: Sequence[str] = (),
 ) -> ScanReport:
     db = engine.db
     assert db is not None and not engine.read_only
@@ -153,19 +173,28 @@ def _scan(
     report = ScanReport()
     config = engine.config
     known = db.all_files()
+    if paths is not None:
+        paths = list(paths)
+        if any(p.strip("/") in ("", ".") for p in paths):
+            paths = None  # an event for the root directory itself: everything may have changed
     if paths is None:
         found = discover(
             engine.root,
             store_dir=engine.store_dir,
             exclude=config.exclude,
             max_file_size=config.max_file_size,
+            exclude_dirs=exclude_dirs,
         )
         entries: list[FileEntry] = found.files
-        stat_skips = dict(found.skipped)
-        present = {e.path for e in entries}
+        # Stored paths are text (see workspace.path_to_text); discovery's are file names.
+        stat_skips = {path_to_text(p): r for p, r in found.skipped.items()}
+        present = {path_to_text(e.path) for e in entries}
         gone = [row.id for p, row in known.items() if p not in present and p not in stat_skips]
+        report.note = found.note
+        if found.note and not entries:
+            log.info("%s: no files to index: %s", engine.root, found.note)
     else:
-        entries, stat_skips, gone = _entries_for(engine, paths, known)
+        entries, stat_skips, gone = _entries_for(engine, paths, known, exclude_dirs)
 
     removed_ids: list[int] = []
     added_ids: list[int] = []
@@ -212,32 +241,52 @@ def _changed(report: ScanReport) -> bool:
 
 
 def _entries_for(
-    engine: Engine, paths: Iterable[str], known: dict
+    engine: Engine, paths: Iterable[str], known: dict[str, FileRow], exclude_dirs: Sequence[str] = ()
 ) -> tuple[list[FileEntry], dict[str, SkipReason], list[int]]:
-    """Entries for specific paths: the ones that still belong to the index, and the gone ones."""
+    """Entries for specific paths (files or directories): the ones that still belong to the
+    index, the ones skipped, and the stored files at or below them that are gone.
+
+    Only these paths are judged (against the same ignore rules, nested ``.gitignore`` files
+    and ``.kenningignore`` included), not the whole tree: a save in a 50k-file workspace costs
+    a few stats, not a full discovery.
+    """
     wanted = sorted(set(paths))
     config = engine.config
-    # Re-running discovery keeps one definition of "belongs to the index" (ignore rules, store
-    # dir, symlinks); it is cheap next to reading and chunking.
     found = discover(
         engine.root,
         store_dir=engine.store_dir,
         exclude=config.exclude,
         max_file_size=config.max_file_size,
+        exclude_dirs=exclude_dirs,
+        paths=wanted,
     )
-    by_path = {e.path: e for e in found.files}
-    entries = [by_path[p] for p in wanted if p in by_path]
-    skips = {p: found.skipped[p] for p in wanted if p in found.skipped}
-    gone = [known[p].id for p in wanted if p in known and p not in by_path and p not in skips]
-    return entries, skips, gone
+    skips = {path_to_text(p): r for p, r in found.skipped.items()}
+    present = {path_to_text(e.path) for e in found.files} | set(skips)
+    wanted_text = {path_to_text(p).strip("/") for p in wanted}
+    if all(w in known for w in wanted_text):  # the usual case: saves of indexed files
+        affected = [known[w] for w in wanted_text]
+    else:  # some are directories (or new): their stored descendants are affected too
+        affected = [row for p, row in known.items() if _at_or_below(p, wanted_text)]
+    gone = [row.id for row in affected if row.path not in present]
+    return found.files, skips, gone
+
+
+def _at_or_below(path: str, dirs: set[str]) -> bool:
+    if path in dirs:
+        return True
+    while "/" in path:
+        path = path.rpartition("/")[0]
+        if path in dirs:
+            return True
+    return False
 
 
 def _record_skip(
     engine: Engine,
-    conn,
+    conn: sqlite3.Connection,
     rel: str,
     reason: str,
-    known: dict,
+    known: dict[str, FileRow],
     removed_ids: list[int],
     report: ScanReport,
     size: int = 0,
@@ -248,7 +297,7 @@ def _record_skip(
     row = known.get(rel)
     report.files_skipped += 1
     report.skipped[reason] = report.skipped.get(reason, 0) + 1
-    if row is not None and row.skip_reason == reason and row.size == size:
+    if row is not None and row.skip_reason == reason and row.size == size and row.mtime_ns == mtime_ns:
         return  # already recorded: an unchanged scan writes nothing
     if row is not None and row.skip_reason is None:
         removed_ids.extend(db.delete_files(conn, [row.id]))
@@ -267,30 +316,35 @@ def _record_skip(
 
 def _index_file(
     engine: Engine,
-    conn,
+    conn: sqlite3.Connection,
     entry: FileEntry,
-    known: dict,
+    known: dict[str, FileRow],
     removed_ids: list[int],
     added_ids: list[int],
     report: ScanReport,
 ) -> None:
     db = engine.db
     assert db is not None
-    row = known.get(entry.path)
+    path = path_to_text(entry.path)
+    row = known.get(path)
     if (
         row is not None
-        and row.skip_reason is None
+        and (row.skip_reason is None or row.skip_reason in CONTENT_SKIPS)
         and row.size == entry.size
         and row.mtime_ns == entry.mtime_ns
     ):
-        report.files_unchanged += 1
+        if row.skip_reason is not None:  # skipped for its content, which has not changed
+            report.files_skipped += 1
+            report.skipped[row.skip_reason] = report.skipped.get(row.skip_reason, 0) + 1
+        else:
+            report.files_unchanged += 1
         return
     source = read_source(entry, max_file_size=engine.config.max_file_size)
     if isinstance(source, SkipReason):
         _record_skip(
             engine,
             conn,
-            entry.path,
+            path,
             str(source.value),
             known,
             removed_ids,
@@ -303,16 +357,16 @@ def _index_file(
         db.touch_file(conn, row.id, source.size, source.mtime_ns)
         report.files_unchanged += 1
         return
-    language = language_for_path(entry.path)
+    language = language_for_path(path)
     try:
-        chunks, symbols = _new_chunks(entry.path, source, language)
+        chunks, symbols = _new_chunks(path, source, language)
     except Exception:
         # A chunker bug must cost one file, not the whole index.
-        log.exception("chunking %s failed; indexing it as plain text", entry.path)
-        chunks, symbols = _new_chunks(entry.path, source, "text")
+        log.exception("chunking %s failed; indexing it as plain text", path)
+        chunks, symbols = _new_chunks(path, source, "text")
     file_id = db.upsert_file(
         conn,
-        path=entry.path,
+        path=path,
         size=source.size,
         mtime_ns=source.mtime_ns,
         content_hash=source.content_hash,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import sqlite3
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -101,6 +102,19 @@ def validate_query(query: SearchQuery) -> None:
     unknown = [lang for lang in query.languages if not is_known_language(lang)]
     if unknown:
         raise SearchError(f"unknown language {unknown[0]!r} (see `kenning languages` for the list)")
+    path_spec(query.paths)
+
+
+def path_spec(paths: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    """The ``paths`` filter compiled, or a SearchError naming the glob that cannot be one."""
+    for glob in paths:
+        if not isinstance(glob, str) or "\0" in glob:
+            raise SearchError(f"path filter {glob!r} is not a glob")
+        try:
+            pathspec.GitIgnoreSpec.from_lines([glob])
+        except Exception as exc:  # pathspec raises its own error types and re.error
+            raise SearchError(f"path filter {glob!r} is not a valid glob ({exc})") from None
+    return pathspec.GitIgnoreSpec.from_lines(list(paths))
 
 
 class _FilterCache:
@@ -137,14 +151,25 @@ class _FilterCache:
         self.vector_sets[file_ids] = found
 
 
-_filter_caches: dict[int, _FilterCache] = {}
+# Owned per engine object (weakly: a closed folder's cache goes with its engine). Keyed by
+# id(engine) before, a folder reopened at the same address got another folder's file ids.
+_filter_caches: weakref.WeakKeyDictionary[Engine, _FilterCache] = weakref.WeakKeyDictionary()
+_filter_caches_lock = threading.Lock()
+
+
+def _filter_cache(engine: Engine) -> _FilterCache:
+    with _filter_caches_lock:
+        cache = _filter_caches.get(engine)
+        if cache is None:
+            cache = _filter_caches[engine] = _FilterCache()
+        return cache
 
 
 def _filtered_file_ids(engine: Engine, conn: sqlite3.Connection, query: SearchQuery) -> frozenset[int] | None:
     if not (query.paths or query.languages or query.extensions):
         return None
     key = (query.paths, query.languages, query.extensions)
-    cache = _filter_caches.setdefault(id(engine), _FilterCache())
+    cache = _filter_cache(engine)
     cached = cache.get(engine, key)
     if cached is not None:
         return cached
@@ -156,7 +181,7 @@ def _filtered_file_ids(engine: Engine, conn: sqlite3.Connection, query: SearchQu
         exts = tuple("." + e.lstrip(".").lower() for e in query.extensions)
         rows = [r for r in rows if r[1].lower().endswith(exts)]
     if query.paths:
-        spec = pathspec.GitIgnoreSpec.from_lines(query.paths)
+        spec = path_spec(query.paths)
         rows = [r for r in rows if spec.match_file(r[1])]
     ids = frozenset(int(r[0]) for r in rows)
     cache.sets[key] = ids
@@ -246,8 +271,7 @@ def _dense(
 ) -> list[tuple[int, float]]:
     assert engine.db is not None and engine.vectors is not None
     if file_ids is not None and not exclude:
-        cache = _filter_caches.setdefault(id(engine), _FilterCache())
-        cached = cache.vectors(engine, file_ids)
+        cached = _filter_cache(engine).vectors(engine, file_ids)
         if cached is not None:
             return _top(qvec, *cached, n)
     if file_ids is not None:
@@ -262,7 +286,7 @@ def _dense(
         if len(candidates) <= EXACT_SEARCH_LIMIT:
             found = engine.db.vectors_for(candidates, conn)
             if not exclude and len(found[0]) == len(candidates):  # all embedded: keep them
-                _filter_caches.setdefault(id(engine), _FilterCache()).keep_vectors(file_ids, found)
+                _filter_cache(engine).keep_vectors(file_ids, found)
             return _top(qvec, *found, n)
         allowed = set(candidates)
         fetch = min(len(engine.vectors), max(n * 4, 64) * max(1, len(engine.vectors) // len(allowed)))

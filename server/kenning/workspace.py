@@ -11,7 +11,12 @@ This module owns three decisions and nothing else:
   :class:`SkipReason`.
 * **reading** (:func:`read_source`) — one file's text with content-level rules (binary,
   minified/generated), decoding that never fails, line endings an editor would count, and a hash
-  of exactly the bytes that were decoded. Every failure is a reason, never an exception.
+  of exactly the bytes that were decoded. Every failure is a reason, never an exception. Files
+  are opened beneath the root one component at a time without following any symlink
+  (:func:`open_beneath`), then checked with ``fstat``: a directory swapped for a link to
+  elsewhere after discovery is refused at read time, not followed.
+* **names** (:func:`path_to_text`, :func:`text_to_path`) — any bytes a file system allows in a
+  name become text that SQLite can store and that converts back to exactly those bytes.
 * **vetting paths** (:func:`resolve_inside`, :func:`uri_to_path`, :func:`path_to_uri`) — every
   path that comes from a client is resolved (symlinks and ``..`` included) and accepted only if
   it lies inside a workspace root.
@@ -30,6 +35,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -50,9 +56,13 @@ __all__ = [
     "SkipReason",
     "SourceText",
     "discover",
+    "display_path",
+    "open_beneath",
+    "path_to_text",
     "path_to_uri",
     "read_source",
     "resolve_inside",
+    "text_to_path",
     "uri_to_path",
 ]
 
@@ -91,6 +101,7 @@ class SkipReason(str, Enum):
     NOT_A_FILE = "not-a-file"  # fifo, socket, device; a directory git lists (submodule …)
     BROKEN_LINK = "broken-link"  # a symlink to nothing, or a symlink loop
     VANISHED = "vanished"  # deleted (or replaced by something unopenable) between scan and read
+    PATH_TOO_LONG = "path-too-long"  # the absolute path is longer than the system's PATH_MAX
 
     def __str__(self) -> str:
         return self.value
@@ -100,10 +111,12 @@ class SkipReason(str, Enum):
 class FileEntry:
     """A file that belongs to the index, with the ``stat`` it was discovered with."""
 
-    path: str  # POSIX path relative to the root ("src/a.py")
+    path: str  # POSIX path relative to the root ("src/a.py"); surrogate-escaped if not UTF-8
     abs_path: Path
     size: int
     mtime_ns: int
+    root: str = ""  # the real root; when set, reads open ``target`` beneath it (no links)
+    target: str = ""  # what to open, relative to the root: ``path``, or a link's resolved target
 
 
 @dataclass(slots=True)
@@ -111,6 +124,9 @@ class Discovery:
     files: list[FileEntry]  # sorted by path
     skipped: dict[str, SkipReason]  # rel path -> reason, for files rejected by stat-level rules
     method: str = "walk"  # "git" (git ls-files) or "walk" — for logs and stats
+    # Why nothing (or much less than expected) was found, when kenning can tell: an ignore rule
+    # in a parent repository that excludes the root itself, for instance.
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,13 +210,37 @@ def _compile_ignore(lines: Iterable[str], origin: str) -> _IgnoreFile | None:
     return compiled if compiled else None
 
 
-def _read_ignore_lines(path: str) -> list[str]:
+_IGNORE_FILE_LIMIT = 1024 * 1024  # an ignore file is small; a huge one is not read whole
+
+
+def _read_ignore_lines(root: str, rel: str) -> list[str]:
+    """The lines of an ignore file beneath ``root``, opened without following links.
+
+    A symlinked ignore file is refused (git refuses symlinked ``.gitignore`` files too): it
+    could point anywhere outside the workspace. A UTF-8 BOM is dropped, or it would become part
+    of the first pattern and silently disable it.
+    """
     try:
-        with open(path, "rb") as f:
-            data = f.read(1024 * 1024)  # an ignore file is small; a huge one is not read whole
-    except OSError as exc:
-        log.warning("cannot read %s (%s); its patterns are not applied", path, exc)
+        fd = open_beneath(root, rel, _OPEN_FLAGS)
+    except FileNotFoundError:
         return []
+    except OSError as exc:
+        why = "it is a symlink" if exc.errno in (errno.ELOOP, errno.EMLINK) else exc.strerror
+        log.warning("not reading %s (%s); its patterns are not applied", rel, why)
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            log.warning("not reading %s: not a regular file", rel)
+            return []
+        data = _read_fd(fd, _IGNORE_FILE_LIMIT)
+    except OSError as exc:
+        log.warning("cannot read %s (%s); its patterns are not applied", rel, exc)
+        return []
+    finally:
+        os.close(fd)
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
     return data.decode("utf-8", "replace").splitlines()
 
 
@@ -221,18 +261,23 @@ def _chain_says_ignored(chain: _Chain, path: str, is_dir: bool) -> bool:
 
 
 class _Rules:
-    """The exclusions kenning adds on top of git's: store dirs, .kenningignore, ``exclude``."""
+    """The exclusions kenning adds on top of git's: store dirs, .kenningignore, ``exclude``,
+    and ``exclude_dirs`` (directories indexed by someone else: nested workspace folders)."""
 
-    def __init__(self, root: str, store_dir: Path | None, exclude: Sequence[str]) -> None:
+    def __init__(
+        self,
+        root: str,
+        store_dir: Path | None,
+        exclude: Sequence[str],
+        exclude_dirs: Sequence[str] = (),
+    ) -> None:
         self.stores = {STORE_DIR_NAME}
         if store_dir is not None:
             rel = _relative_inside(root, os.path.realpath(store_dir))
             if rel is not None and rel != ".":
                 self.stores.add(rel)
-        lines: list[str] = []
-        ignore_file = os.path.join(root, IGNORE_FILE)
-        if os.path.isfile(ignore_file):
-            lines.extend(_read_ignore_lines(ignore_file))
+        self.stores.update(d.strip("/") for d in exclude_dirs if d.strip("/") not in ("", "."))
+        lines = _read_ignore_lines(root, IGNORE_FILE)
         # After .kenningignore, so a setting can re-include ("!name") what the file left out.
         lines.extend(exclude)
         self.spec = _compile_ignore(lines, "exclude settings") if lines else None
@@ -277,6 +322,27 @@ class _Rules:
 
 # -- discovery ---------------------------------------------------------------------------------
 
+# Longest absolute path the system's calls accept (4096 on Linux, 1024 on macOS); a file past it
+# cannot be opened by an editor either, so it is counted as skipped with a reason.
+try:
+    PATH_MAX = int(os.pathconf("/", "PC_PATH_MAX"))
+except (OSError, ValueError, AttributeError):
+    PATH_MAX = 4096
+
+
+def _too_long(abs_path: str) -> bool:
+    return len(os.fsencode(abs_path)) >= PATH_MAX
+
+
+def _realpath(path: str) -> str | None:
+    """``os.path.realpath``, or None when the path changes under it: realpath ``lstat``s a
+    component and then ``readlink``s it, and a link swapped for a directory in between raises
+    EINVAL (this aborted whole scans)."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+
 
 def _relative_inside(root: str, real: str) -> str | None:
     """``real`` relative to ``root`` (both already realpath'd) as POSIX, "." for the root itself."""
@@ -288,54 +354,106 @@ def _relative_inside(root: str, real: str) -> str | None:
     return None
 
 
+def _valid_rel(rel: str) -> bool:
+    """A plain relative path: no empty, ``.`` or ``..`` component (git's own output never has
+    one, but a repository whose ``core.worktree`` points elsewhere makes git print ``../``)."""
+    return bool(rel) and not rel.startswith("/") and all(c not in ("", ".", "..") for c in rel.split("/"))
+
+
 def _classify(
     root: str, rel: str, abs_path: str, lstat: os.stat_result, rules: _Rules, max_file_size: int
 ) -> FileEntry | SkipReason:
     st = lstat
+    target = rel
     if stat.S_ISLNK(st.st_mode):
-        target = _relative_inside(root, os.path.realpath(abs_path))
-        if target is None:
+        real = _realpath(abs_path)
+        if real is None:
+            return SkipReason.VANISHED
+        real_target = _relative_inside(root, real)
+        if real_target is None:
             return SkipReason.OUTSIDE_ROOT
-        if target != "." and (rules.in_store(target) or ".git" in target.split("/")):
+        if real_target != "." and (rules.in_store(real_target) or ".git" in real_target.split("/")):
             # Inside the root, but somewhere the index never looks: treat as outside.
             return SkipReason.OUTSIDE_ROOT
         try:
             st = os.stat(abs_path)
         except OSError:
             return SkipReason.BROKEN_LINK  # dangling, or a loop (ELOOP)
+        target = real_target  # read through the resolved path, beneath the root, link-free
     if not stat.S_ISREG(st.st_mode):
         return SkipReason.NOT_A_FILE
     if st.st_size > max_file_size:
         return SkipReason.TOO_LARGE
-    return FileEntry(rel, Path(abs_path), st.st_size, st.st_mtime_ns)
+    return FileEntry(rel, Path(abs_path), st.st_size, st.st_mtime_ns, root, target)
 
 
-def _git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_REDIRECTS}
+# Configuration a repository can carry that makes git run a program: forced off on the command
+# line, which overrides every config file. ``ls-files`` runs no hooks, filters or diff drivers,
+# but an fsmonitor hook it does run; the rest are off so a later change of command stays safe.
+_GIT_SAFE_CONFIG = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.untrackedCache=false",
+    "core.pager=cat",
+    "core.sshCommand=false",
+    "core.askPass=",
+    "credential.helper=",
+    "diff.external=",
+    "protocol.allow=never",
+    "safe.bareRepository=explicit",
+)
+
+
+def _git_env(*, literal: bool = True) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_REDIRECTS and not k.startswith("GIT_CONFIG")}
     env["GIT_OPTIONAL_LOCKS"] = "0"  # never take index.lock away from the user's own git
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    if literal:
+        env["GIT_LITERAL_PATHSPECS"] = "1"  # a path given to git is a name, never a glob
     return env
 
 
-def _git_ls_files(root: str) -> list[str] | None:
-    """What git would show under ``root``, relative to it; None (logged) if git cannot tell."""
+def _git_command(git: str, root: str, *args: str) -> list[str]:
+    cmd = [git, "--no-pager"]
+    for item in _GIT_SAFE_CONFIG:
+        cmd += ["-c", item]
+    return [*cmd, "-C", root, *args]
+
+
+def _git_run(
+    args: list[str], root: str, feed: bytes | None = None
+) -> subprocess.CompletedProcess[bytes] | None:
+    try:
+        return subprocess.run(
+            args,
+            input=feed,
+            stdin=subprocess.DEVNULL if feed is None else None,
+            capture_output=True,
+            env=_git_env(literal=feed is None),  # check-ignore takes names as they are
+            cwd=root,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("git in %s failed (%s); walking instead", root, exc)
+        return None
+
+
+def _git_ls_files(root: str, paths: Sequence[str] | None = None) -> list[str] | None:
+    """What git would show under ``root`` (or under ``paths`` in it), relative to the root;
+    None (logged) if git cannot tell."""
     git = shutil.which("git")
     if git is None:
         log.info("git not found on PATH; walking %s", root)
         return None
-    base = [git, "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
-    attempts = [[*base, "--deduplicate"], base]  # --deduplicate needs git 2.31
+    base = _git_command(git, root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    tail = ["--", *(os.fsencode(p).decode("utf-8", "surrogateescape") for p in paths)] if paths else []
+    attempts = [[*base, "--deduplicate", *tail], [*base, *tail]]  # --deduplicate needs git 2.31
     for i, args in enumerate(attempts):
-        try:
-            proc = subprocess.run(
-                args,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                env=_git_env(),
-                timeout=GIT_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            log.warning("git ls-files in %s failed (%s); walking instead", root, exc)
+        proc = _git_run(args, root)
+        if proc is None:
             return None
         if proc.returncode == 0:
             # Paths are bytes; surrogateescape keeps names that are not UTF-8 usable as paths.
@@ -356,23 +474,109 @@ def _git_ls_files(root: str) -> list[str] | None:
     return None
 
 
+def _git_explain_ignored(root: str) -> str | None:
+    """Why git lists nothing under ``root``: the ignore rule that excludes it, if one does."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        with os.scandir(root) as it:
+            sample = [e.name for e in it if e.name not in (".git", STORE_DIR_NAME)][:20]
+    except OSError:
+        return None
+    if not sample:
+        return None
+    feed = b"".join(os.fsencode(name) + b"\0" for name in sample)
+    proc = _git_run(_git_command(git, root, "check-ignore", "-v", "-z", "--stdin"), root, feed)
+    if proc is None or proc.returncode != 0:
+        return None
+    fields = proc.stdout.split(b"\0")
+    if len(fields) < 4:
+        return None
+    source, line, pattern = (f.decode("utf-8", "backslashreplace") for f in fields[:3])
+    return (
+        f"git ignores the files of this folder: pattern {pattern!r} at {source}:{line} "
+        "(an ignore file of the repository it lives in); add '!' rules there, or index it "
+        "outside that repository"
+    )
+
+
+class _DirCheck:
+    """Memoised answer to "is every directory on this path a real directory, not a link?".
+
+    git lists paths from its index, which may name ``dir/a.py`` after ``dir`` was replaced by
+    a symlink; ``lstat`` of the full path would then follow ``dir`` out of the tree.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._known: dict[str, SkipReason | None] = {"": None}
+
+    def verdict(self, rel_dir: str) -> SkipReason | None:
+        """None: a real directory chain; OUTSIDE_ROOT: a link on the way leads out; NOT_A_FILE:
+        a link on the way stays inside (not entered, as in a walk) or it is not a directory."""
+        known = self._known
+        if rel_dir in known:
+            return known[rel_dir]
+        parent = rel_dir.rpartition("/")[0]
+        verdict = self.verdict(parent) if parent not in known else known[parent]
+        if verdict is None:
+            abs_dir = self.root + "/" + rel_dir
+            try:
+                st = os.lstat(abs_dir)
+            except OSError:
+                verdict = SkipReason.VANISHED
+            else:
+                if stat.S_ISLNK(st.st_mode):
+                    real = _realpath(abs_dir)
+                    inside = None if real is None else _relative_inside(self.root, real)
+                    verdict = (
+                        SkipReason.VANISHED
+                        if real is None
+                        else SkipReason.OUTSIDE_ROOT
+                        if inside is None
+                        else SkipReason.NOT_A_FILE
+                    )
+                elif not stat.S_ISDIR(st.st_mode):
+                    verdict = SkipReason.VANISHED
+        known[rel_dir] = verdict
+        return verdict
+
+
 def _from_git(root: str, names: list[str], rules: _Rules, max_file_size: int) -> Discovery:
     files: list[FileEntry] = []
     skipped: dict[str, SkipReason] = {}
     seen: set[str] = set()
+    dirs = _DirCheck(root)
     prefix = root if root.endswith("/") else root + "/"
     for name in names:
         rel = name.rstrip("/")  # a nested repository is listed as "dir/"
-        if not rel or rel in seen or rules.path_excluded(rel):
+        if not _valid_rel(rel) or rel in seen or rules.path_excluded(rel):
             continue
         seen.add(rel)  # unmerged paths appear once per stage without --deduplicate
         abs_path = prefix + rel
+        parent = rel.rpartition("/")[0]
+        # Iteratively from the top, so a path thousands of levels deep never recurses deeply.
+        parts = parent.split("/") if parent else []
+        for depth in range(1, len(parts) + 1):
+            dirs.verdict("/".join(parts[:depth]))
+        why = dirs.verdict(parent)
+        if why is SkipReason.OUTSIDE_ROOT:
+            skipped[rel] = why
+            continue
+        if why is not None:
+            continue  # gone, or below a link that stays inside: not entered, as in a walk
+        if _too_long(abs_path):
+            skipped[rel] = SkipReason.PATH_TOO_LONG
+            continue
         try:
             st = os.lstat(abs_path)
         except FileNotFoundError:
             continue  # tracked but deleted from disk: simply not there
-        except OSError:
-            skipped[rel] = SkipReason.UNREADABLE
+        except OSError as exc:
+            skipped[rel] = (
+                SkipReason.PATH_TOO_LONG if exc.errno == errno.ENAMETOOLONG else SkipReason.UNREADABLE
+            )
             continue
         result = _classify(root, rel, abs_path, st, rules, max_file_size)
         if isinstance(result, FileEntry):
@@ -382,30 +586,89 @@ def _from_git(root: str, names: list[str], rules: _Rules, max_file_size: int) ->
     return Discovery(files, skipped, "git")
 
 
-def _walk(root: str, rules: _Rules, max_file_size: int) -> Discovery:
-    files: list[FileEntry] = []
-    skipped: dict[str, SkipReason] = {}
-    root_st = os.stat(root)
-    visited = {(root_st.st_dev, root_st.st_ino)}
-    # Depth-first with an explicit stack: no recursion limit for deep trees, and symlinked
-    # directories are never entered, so no cycle through links is possible; the (dev, inode) set
-    # guards against the rest (bind mounts).
-    stack: list[tuple[str, str, _Chain]] = [("", root, ())]
-    while stack:
-        rel_dir, abs_dir, chain = stack.pop()
-        try:
-            with os.scandir(abs_dir) as it:
-                entries = list(it)
-        except FileNotFoundError:
-            continue  # removed while we walked
-        except OSError as exc:
-            if not rel_dir:
-                raise
-            log.warning("cannot list %s (%s); its files are not indexed", abs_dir, exc)
-            continue
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_dir(root: str, rel_dir: str, expect: tuple[int, int] | None) -> int:
+    """An fd for a directory of the walk. Opened relative to the root with the last component
+    not followed, then checked against the (dev, inode) its parent's listing showed: a
+    directory on the way swapped for a link since would lead elsewhere and is refused."""
+    if not rel_dir:
+        return os.open(root, _DIR_FLAGS)
+    fd = os.open(root + "/" + rel_dir, _DIR_FLAGS | _NOFOLLOW)
+    st = os.fstat(fd)
+    if expect is not None and (st.st_dev, st.st_ino) != expect:
+        os.close(fd)
+        raise FileNotFoundError(errno.ENOENT, "replaced while walking", rel_dir)
+    return fd
+
+
+# One directory waiting to be listed: (path relative to the root with a trailing "/" or "",
+# the (dev, inode) it was seen with, the .gitignore files that apply to it).
+_Pending = tuple[str, "tuple[int, int] | None", _Chain]
+
+
+class _Walker:
+    """A walk of the tree (or of some subtrees) applying nested ``.gitignore`` files as git does.
+
+    Depth-first with an explicit stack: no recursion limit for deep trees, and symlinked
+    directories are never entered, so no cycle through links is possible; the (dev, inode) set
+    guards against the rest (bind mounts). Each directory is opened with its last component
+    not followed and checked against the inode its parent listed, and its entries are looked at
+    through that fd: a directory swapped for a link mid-walk is not followed.
+    """
+
+    def __init__(
+        self, root: str, rules: _Rules, max_file_size: int, skipped: dict[str, SkipReason] | None = None
+    ) -> None:
+        self.root = root
+        self.prefix = root if root.endswith("/") else root + "/"
+        self.rules = rules
+        self.max_file_size = max_file_size
+        self.files: list[FileEntry] = []
+        self.skipped: dict[str, SkipReason] = {} if skipped is None else skipped
+        root_st = os.stat(root)
+        self.visited = {(root_st.st_dev, root_st.st_ino)}
+        self.stack: list[_Pending] = []
+
+    def run(self, start: Sequence[_Pending] = ()) -> Discovery:
+        self.stack = list(start) if start else [("", None, ())]
+        while self.stack:
+            rel_dir, expect, chain = self.stack.pop()
+            if rel_dir and _too_long(self.prefix + rel_dir):
+                self.skipped[rel_dir.rstrip("/")] = SkipReason.PATH_TOO_LONG
+                continue
+            try:
+                fd = _open_dir(self.root, rel_dir.rstrip("/"), expect)
+            except FileNotFoundError:
+                continue  # removed (or swapped for a link) while we walked
+            except OSError as exc:
+                if not rel_dir:
+                    raise
+                if exc.errno == errno.ENAMETOOLONG:
+                    self.skipped[rel_dir.rstrip("/")] = SkipReason.PATH_TOO_LONG
+                elif exc.errno not in (errno.ELOOP, errno.ENOTDIR):  # became a link or a file
+                    log.warning("cannot list %s (%s); its files are not indexed", display_path(rel_dir), exc)
+                continue
+            try:  # the entries stat through fd: it stays open while they are looked at
+                self._list(fd, rel_dir, chain)
+            except OSError as exc:
+                if not rel_dir:
+                    raise
+                log.warning("cannot list %s (%s); its files are not indexed", display_path(rel_dir), exc)
+            finally:
+                os.close(fd)
+        return Discovery(self.files, self.skipped, "walk")
+
+    def _list(self, fd: int, rel_dir: str, chain: _Chain) -> None:
+        """One directory: its files classified, its subdirectories pushed."""
+        with os.scandir(fd) as it:
+            entries = list(it)
         for entry in entries:
             if entry.name == ".gitignore" and entry.is_file(follow_symlinks=False):
-                rules_here = _compile_ignore(_read_ignore_lines(entry.path), entry.path)
+                lines = _read_ignore_lines(self.root, rel_dir + ".gitignore")
+                rules_here = _compile_ignore(lines, rel_dir + ".gitignore")
                 if rules_here is not None:
                     chain = (*chain, (rel_dir, rules_here))
                 break
@@ -419,31 +682,111 @@ def _walk(root: str, rules: _Rules, max_file_size: int) -> Discovery:
             except OSError:
                 is_dir = False
             if is_dir:
-                if rules.dir_excluded(rel) or _chain_says_ignored(chain, rel, is_dir=True):
+                if self.rules.dir_excluded(rel) or _chain_says_ignored(chain, rel, is_dir=True):
                     continue  # pruned: nothing below can be re-included, exactly as in git
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
                 key = (st.st_dev, st.st_ino)
-                if key not in visited:
-                    visited.add(key)
-                    stack.append((rel + "/", entry.path, chain))
+                if key not in self.visited:
+                    self.visited.add(key)
+                    self.stack.append((rel + "/", key, chain))
                 continue
-            if rules.file_excluded(rel) or _chain_says_ignored(chain, rel, is_dir=False):
+            if self.rules.file_excluded(rel) or _chain_says_ignored(chain, rel, is_dir=False):
+                continue
+            abs_path = self.prefix + rel
+            if _too_long(abs_path):
+                self.skipped[rel] = SkipReason.PATH_TOO_LONG
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
             except OSError:
-                skipped[rel] = SkipReason.UNREADABLE
+                self.skipped[rel] = SkipReason.UNREADABLE
                 continue
-            result = _classify(root, rel, entry.path, st, rules, max_file_size)
+            result = _classify(self.root, rel, abs_path, st, self.rules, self.max_file_size)
             if isinstance(result, FileEntry):
-                files.append(result)
+                self.files.append(result)
             else:
-                skipped[rel] = result
+                self.skipped[rel] = result
+
+
+def _walk_paths(root: str, rels: Sequence[str], rules: _Rules, max_file_size: int) -> Discovery:
+    """A walk restricted to ``rels`` (files or directories): each one is judged by the ignore
+    files on its way from the root, exactly as a full walk would judge it, without listing the
+    rest of the tree."""
+    prefix = root + "/"
+    # rel dir -> the .gitignore chain that applies to entries inside it (its own file included);
+    # None when the directory is pruned, a link, or not there.
+    inner: dict[str, _Chain | None] = {}
+
+    def own(rel_dir: str, chain: _Chain) -> _Chain:
+        name = rel_dir + "/.gitignore" if rel_dir else ".gitignore"
+        rules_here = _compile_ignore(_read_ignore_lines(root, name), name)
+        base = rel_dir + "/" if rel_dir else ""
+        return (*chain, (base, rules_here)) if rules_here is not None else chain
+
+    def inside(rel_dir: str) -> _Chain | None:
+        parts = rel_dir.split("/") if rel_dir else []
+        if "" not in inner:
+            inner[""] = own("", ())
+        chain = inner[""]
+        for depth in range(1, len(parts) + 1):
+            d = "/".join(parts[:depth])
+            if d not in inner:
+                inner[d] = _enter(d, chain)
+            chain = inner[d]
+            if chain is None:
+                return None
+        return chain
+
+    def _enter(d: str, outer: _Chain | None) -> _Chain | None:
+        if outer is None or d.rpartition("/")[2] == ".git":
+            return None
+        try:
+            st = os.lstat(prefix + d)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            return None  # a link (never entered, as in a walk), a file, or gone
+        if rules.dir_excluded(d) or _chain_says_ignored(outer, d, is_dir=True):
+            return None
+        return own(d, outer)
+
+    files: list[FileEntry] = []
+    skipped: dict[str, SkipReason] = {}
+    starts: list[_Pending] = []
+    for rel in rels:
+        parent, _, name = rel.rpartition("/")
+        chain = inside(parent)
+        if chain is None or name == ".git":
+            continue
+        abs_path = prefix + rel
+        if _too_long(abs_path):
+            skipped[rel] = SkipReason.PATH_TOO_LONG
+            continue
+        try:
+            st = os.lstat(abs_path)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            skipped[rel] = SkipReason.UNREADABLE
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            if inside(rel) is not None:  # the walk re-reads its own .gitignore when listing it
+                starts.append((rel + "/", (st.st_dev, st.st_ino), chain))
+            continue
+        if rules.file_excluded(rel) or _chain_says_ignored(chain, rel, is_dir=False):
+            continue
+        result = _classify(root, rel, abs_path, st, rules, max_file_size)
+        if isinstance(result, FileEntry):
+            files.append(result)
+        else:
+            skipped[rel] = result
+    if starts:
+        files.extend(_Walker(root, rules, max_file_size, skipped).run(starts).files)
     return Discovery(files, skipped, "walk")
 
 
@@ -453,21 +796,40 @@ def discover(
     store_dir: Path | None = None,
     exclude: Sequence[str] = (),
     max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    exclude_dirs: Sequence[str] = (),
+    paths: Sequence[str] | None = None,
 ) -> Discovery:
     """The files under ``root`` that belong to the index, and the ones rejected on their stat.
 
     ``exclude`` holds gitignore-style patterns relative to the root, applied after
-    ``.kenningignore``. Raises ``NotADirectoryError`` / ``OSError`` only for the root itself.
+    ``.kenningignore``; ``exclude_dirs`` are directories (relative to the root) left out whole,
+    like the store. With ``paths`` (relative files or directories), only those are judged —
+    by the same rules, ignore files on their way included — without listing the whole tree:
+    what a save or a watched-file event needs. Raises ``NotADirectoryError`` / ``OSError``
+    only for the root itself.
     """
     real_root = os.path.realpath(root)
     if not os.path.isdir(real_root):
         raise NotADirectoryError(f"workspace root is not a directory: {root}")
-    rules = _Rules(real_root, store_dir, exclude)
+    rules = _Rules(real_root, store_dir, exclude, exclude_dirs)
+    if paths is not None:
+        wanted = sorted({p.strip("/") for p in paths if _valid_rel(p.strip("/"))})
+        if not wanted:
+            return Discovery([], {}, "walk")
+        names = _git_ls_files(real_root, wanted)
+        if names is not None:
+            found = _from_git(real_root, names, rules, max_file_size)
+        else:
+            found = _walk_paths(real_root, wanted, rules, max_file_size)
+        found.files.sort(key=lambda e: e.path)
+        return found
     names = _git_ls_files(real_root)
     if names is not None:
         found = _from_git(real_root, names, rules, max_file_size)
+        if not names:
+            found.note = _git_explain_ignored(real_root)
     else:
-        found = _walk(real_root, rules, max_file_size)
+        found = _Walker(real_root, rules, max_file_size).run()
     found.files.sort(key=lambda e: e.path)
     return found
 
@@ -549,17 +911,66 @@ _OPEN_FLAGS = (
 )
 
 
-def _read_once(path: Path, max_file_size: int) -> tuple[bytes, os.stat_result, bool] | SkipReason:
-    """(bytes, fstat before reading, unchanged while reading?) or a reason."""
+def open_beneath(root: str | Path, rel: str, flags: int = _OPEN_FLAGS) -> int:
+    """Open ``rel`` beneath ``root`` without following a symlink anywhere on the way.
+
+    Each directory component is opened relative to the previous one with ``O_NOFOLLOW |
+    O_DIRECTORY``, and the last with ``O_NOFOLLOW``, so neither a link planted in the tree nor a
+    directory swapped for a link after discovery can lead the read outside the root. The path
+    never passes through a string longer than one name, so PATH_MAX does not apply either.
+    Raises ``OSError``: ELOOP when a component is a symlink (ENOTDIR is turned into ELOOP when
+    the directory component is one), EXDEV for ``..``, ``.``, empty or absolute paths.
+    """
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise OSError(errno.EXDEV, "not a plain path beneath the root", rel)
+    # The opens below name one component relative to a directory fd, which audit hooks cannot
+    # place; this event says what is being opened, for hooks that watch file access.
+    sys.audit("kenning.open_beneath", os.fspath(root), rel)
+    fd = os.open(root, _DIR_FLAGS)
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        for name in parts[:-1]:
+            try:
+                nxt = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno == errno.ENOTDIR and _is_link(name, fd):
+                    raise OSError(errno.ELOOP, "a symlink on the way", rel) from None
+                raise
+            os.close(fd)
+            fd = nxt
+        return os.open(parts[-1], flags | _NOFOLLOW, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _read_once(
+    path: Path, max_file_size: int, beneath: tuple[str, str] | None = None
+) -> tuple[bytes, os.stat_result, bool] | SkipReason:
+    """(bytes, fstat before reading, unchanged while reading?) or a reason.
+
+    With ``beneath`` (root, relative path) the file is opened by :func:`open_beneath`; a
+    symlink met on the way then means the tree changed since discovery, and is refused.
+    """
+    try:
+        fd = os.open(path, _OPEN_FLAGS) if beneath is None else open_beneath(*beneath)
     except FileNotFoundError:
         return SkipReason.VANISHED
     except PermissionError:
         return SkipReason.UNREADABLE
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return SkipReason.BROKEN_LINK
+        if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: O_NOFOLLOW on some BSDs
+            return SkipReason.BROKEN_LINK if beneath is None else SkipReason.OUTSIDE_ROOT
+        if exc.errno == errno.EXDEV:
+            return SkipReason.OUTSIDE_ROOT
+        if exc.errno == errno.ENAMETOOLONG:
+            return SkipReason.PATH_TOO_LONG
         if exc.errno in (errno.ENXIO, errno.ENODEV, errno.EISDIR):
             return SkipReason.NOT_A_FILE  # sockets answer ENXIO
         if exc.errno == errno.ENOTDIR:
@@ -588,14 +999,22 @@ def read_source(
 ) -> SourceText | SkipReason:
     """Read and decode one file, or say why it is left out. Never raises for file problems.
 
-    The hash is of exactly the bytes decoded; size and mtime come from the open file descriptor
+    An entry from :func:`discover` is opened beneath its root without following links (a plain
+    path, given by a caller that vetted it, is opened as it is). The hash is of exactly the bytes
+    decoded; size and mtime come from the open file descriptor
     *before* reading, so a write that lands during the read leaves a newer mtime on disk and the
     next scan reads the file again. A file caught changing mid-read is read again (up to three
     times) to avoid indexing a torn mix of two versions.
     """
-    path = entry_or_path.abs_path if isinstance(entry_or_path, FileEntry) else Path(entry_or_path)
+    beneath: tuple[str, str] | None = None
+    if isinstance(entry_or_path, FileEntry):
+        path = entry_or_path.abs_path
+        if entry_or_path.root:
+            beneath = (entry_or_path.root, entry_or_path.target or entry_or_path.path)
+    else:
+        path = Path(entry_or_path)
     for _attempt in range(3):
-        got = _read_once(path, max_file_size)
+        got = _read_once(path, max_file_size, beneath)
         if isinstance(got, SkipReason):
             return got
         data, st, steady = got
@@ -617,6 +1036,42 @@ def read_source(
         replaced=replaced,
         encoding=encoding,
     )
+
+
+# -- names as text -----------------------------------------------------------------------------
+
+# A name that is not valid UTF-8 decodes (os.fsdecode) with lone surrogates U+DC80-U+DCFF, which
+# SQLite and JSON cannot carry. In stored text each such byte becomes a private-use character
+# U+10FC80-U+10FCFF, and a name that really contains one of those (or the escape U+10FD00) gets
+# it escaped: the mapping is exact both ways, and every valid UTF-8 name is stored unchanged.
+_STORE_ESC = "\U0010fd00"
+_TO_TEXT = re.compile("[\udc80-\udcff\U0010fc80-\U0010fd00]")
+_FROM_TEXT = re.compile("\U0010fd00(.)|[\U0010fc80-\U0010fcff]", re.DOTALL)
+
+
+def _to_text(m: re.Match[str]) -> str:
+    c = m.group()
+    return chr(ord(c) - 0xDC00 + 0x10FC00) if c < "\ue000" else _STORE_ESC + c
+
+
+def _from_text(m: re.Match[str]) -> str:
+    escaped = m.group(1)
+    return escaped if escaped is not None else chr(ord(m.group()) - 0x10FC00 + 0xDC00)
+
+
+def path_to_text(path: str) -> str:
+    """A relative path (surrogate-escaped, as discovery gives it) as storable, valid text."""
+    return path if path.isascii() else _TO_TEXT.sub(_to_text, path)
+
+
+def text_to_path(text: str) -> str:
+    """The inverse of :func:`path_to_text`: the path, its bytes exactly as on disk."""
+    return text if text.isascii() else _FROM_TEXT.sub(_from_text, text)
+
+
+def display_path(path: str | Path) -> str:
+    """A path for people (terminal, log, message): bytes that are not UTF-8 shown as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 # -- paths from clients ------------------------------------------------------------------------

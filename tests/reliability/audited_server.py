@@ -14,7 +14,9 @@ import threading
 
 _WATCH = os.path.realpath(os.environ["KENNING_TEST_WATCH_DIR"])
 _LOG = os.environ["KENNING_TEST_AUDIT_LOG"]
-_EVENTS = ("open", "os.listdir", "os.scandir")
+# kenning.open_beneath: kenning opens workspace files one component at a time through
+# directory fds (the plain "open" events then carry bare names); this event names root + path.
+_EVENTS = ("open", "os.listdir", "os.scandir", "kenning.open_beneath")
 _busy = threading.local()
 
 
@@ -26,7 +28,13 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
         return  # a file descriptor
     _busy.on = True  # the realpath and the write below must not audit themselves
     try:
-        path = os.path.realpath(os.fsdecode(os.fspath(target)))
+        if event == "kenning.open_beneath":
+            # What is opened is the path as written below the real root: a link on the way
+            # makes the open fail rather than lead elsewhere.
+            path = os.path.join(os.path.realpath(os.fsdecode(target)), os.fsdecode(args[1]))  # type: ignore[arg-type]
+            event = "open"
+        else:
+            path = os.path.realpath(os.fsdecode(os.fspath(target)))
         if path == _WATCH or path.startswith(_WATCH + os.sep):
             fd = os.open(_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:

@@ -82,6 +82,10 @@ class FolderIndex:
         self._last_status = 0.0
         self._last_state = ""
         self.poll_interval: float | None = None
+        # Directories below the root that are workspace folders of their own: each file is
+        # indexed once, by the innermost folder (whose index receives that file's events).
+        self.exclude_dirs: tuple[str, ...] = ()
+        self.closing = False  # set before the engine closes: requests in flight skip this folder
 
     # -- control (any thread) ----------------------------------------------------------------
 
@@ -98,6 +102,16 @@ class FolderIndex:
             self._cancel.clear()
             self._cond.notify()
 
+    def set_exclude_dirs(self, dirs: tuple[str, ...]) -> None:
+        """Nested folders changed: leave their files to them (or take them back) with a scan."""
+        with self._cond:
+            if dirs == self.exclude_dirs:
+                return
+            self.exclude_dirs = dirs
+            if self._thread.is_alive():
+                self._full = True
+                self._cond.notify()
+
     def mark_dirty(self, paths: list[str]) -> None:
         with self._cond:
             self._dirty.update(paths)
@@ -110,6 +124,7 @@ class FolderIndex:
 
     def stop(self, timeout: float = 10.0) -> None:
         with self._cond:
+            self.closing = True
             self._stop = True
             self._cancel.set()
             self._cond.notify()
@@ -120,7 +135,12 @@ class FolderIndex:
 
     @property
     def usable(self) -> bool:
-        if not (self.opened.is_set() and self.open_error is None and self.engine.db is not None):
+        if not (
+            self.opened.is_set()
+            and self.open_error is None
+            and not self.closing
+            and self.engine.db is not None
+        ):
             return False
         if not self.engine.read_only and self.engine.store_lost() is not None:
             # Deleted or replaced under us (``git clean -fdx``): answering from the old files
@@ -258,9 +278,15 @@ class FolderIndex:
                         self.reporter.progress_report(token, msg, 20 + min(pct, 100) * 4 // 5)
                 self._emit_status()
 
-            scan(
-                engine, None if job.full else sorted(job.paths), progress=on_progress, should_stop=should_stop
+            scanned = scan(
+                engine,
+                None if job.full else sorted(job.paths),
+                progress=on_progress,
+                should_stop=should_stop,
+                exclude_dirs=self.exclude_dirs,
             )
+            if scanned.note:
+                engine.state_message = scanned.note  # an empty index says why (status, CLI)
             if should_stop():
                 end_message = "cancelled: lexical search works; run kenning.reindex to resume"
                 engine.state = "embedding" if engine.status().pending else "ready"

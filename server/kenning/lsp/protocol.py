@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kenning.languages import is_known_language
-from kenning.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES, Hit, SearchQuery
+from kenning.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES, Hit, SearchError, SearchQuery, path_spec
 
 SEMANTIC_SEARCH = "workspace/semanticSearch"
 SIMILAR = "kenning/similar"
@@ -106,6 +106,11 @@ def parse_search_params(params: Any, default_limit: int) -> SearchQuery:
     if filters is not None:
         f = _object(filters, "filters")
         paths = _string_list(f.get("paths"), "filters.paths")
+        for i, glob in enumerate(paths):
+            try:
+                path_spec([glob])
+            except SearchError as exc:
+                raise InvalidParams(f"filters.paths[{i}]: {exc}") from None
         languages = _string_list(f.get("languages"), "filters.languages")
         extensions = _string_list(f.get("extensions"), "filters.extensions")
         for lang in languages:

@@ -18,7 +18,7 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -40,7 +40,14 @@ from kenning.lsp.framing import (
 )
 from kenning.lsp.options import Options, parse_options
 from kenning.search import SearchCancelled, SearchError, SearchResponse, search, similar
-from kenning.workspace import path_to_uri, resolve_inside, uri_to_path
+from kenning.workspace import (
+    display_path,
+    path_to_text,
+    path_to_uri,
+    resolve_inside,
+    text_to_path,
+    uri_to_path,
+)
 
 log = logging.getLogger("kenning")
 
@@ -140,7 +147,8 @@ class _LspLogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            msg = self.format(record)
+            # A file name that is not UTF-8 (lone surrogates) must not break the JSON writer.
+            msg = self.format(record).encode("utf-8", "backslashreplace").decode("utf-8")
         except Exception:
             return
         kind = (
@@ -224,26 +232,44 @@ class KenningServer(LanguageServer):
     def add_folder(self, uri: str, *, several: bool) -> None:
         path = uri_to_path(uri)
         if path is None or not path.is_dir():
-            log.warning("ignoring workspace folder %s: not a local directory", uri)
+            log.warning("ignoring workspace folder %s: not a local directory", uri[:200])
             return
         root = Path(os.path.realpath(path))
         with self.folders_lock:
             if uri in self.folders:
                 return
+            same = next((f for f in self.folders.values() if f.root == root), None)
+            if same is not None:
+                # Two URIs for one directory (a symlinked path): one index, or every hit twice.
+                log.warning("workspace folder %s is %s again; indexed once", uri[:200], same.uri[:200])
+                return
             folder = FolderIndex(
                 uri, root, self.options.config_for(root, several_folders=several), _Reporter(self)
             )
             self.folders[uri] = folder
+            folder.exclude_dirs = _nested_dirs(root, [f.root for f in self.folders.values()])
         folder.poll_interval = self.poll_interval
         folder.start(index_now=self.options.index_on_startup)
-        log.info("workspace folder %s: index at %s", root, folder.engine.store_dir)
+        self._update_nesting()
+        log.info(
+            "workspace folder %s: index at %s", display_path(root), display_path(folder.engine.store_dir)
+        )
 
     def remove_folder(self, uri: str) -> None:
         with self.folders_lock:
             folder = self.folders.pop(uri, None)
         if folder is not None:
+            folder.closing = True  # requests in flight skip it from now on
             threading.Thread(target=folder.stop, daemon=True).start()
-            log.info("workspace folder %s removed", uri)
+            log.info("workspace folder %s removed", uri[:200])
+            self._update_nesting()
+
+    def _update_nesting(self) -> None:
+        """Each folder leaves the folders nested in it to their own index (see FolderIndex)."""
+        folders = self.folder_list()
+        roots = [f.root for f in folders]
+        for f in folders:
+            f.set_exclude_dirs(_nested_dirs(f.root, roots))
 
     def folder_list(self) -> list[FolderIndex]:
         with self.folders_lock:
@@ -285,6 +311,12 @@ class KenningServer(LanguageServer):
             pending += st.pending
         state = min(states, key=lambda s: order.get(s, 0)) if states else "ready"
         return {"state": state, "files": files, "chunks": chunks, "embedded": embedded, "pending": pending}
+
+
+def _nested_dirs(root: Path, roots: list[Path]) -> tuple[str, ...]:
+    """The roots strictly inside ``root``, relative to it (as discovery spells paths)."""
+    prefix = str(root).rstrip("/") + "/"
+    return tuple(sorted(str(r)[len(prefix) :] for r in roots if str(r).startswith(prefix)))
 
 
 class _Reporter:
@@ -531,6 +563,25 @@ def on_did_delete(ls: KenningServer, params: T.DeleteFilesParams) -> None:
 # -- search ----------------------------------------------------------------------------------
 
 
+class _FolderClosed(Exception):
+    """The folder was removed (its index closed) while a request was reading it."""
+
+
+@contextlib.contextmanager
+def _unless_closed(folder: FolderIndex) -> Iterator[None]:
+    """Turn any failure of a folder closed mid-request into _FolderClosed: a request that was
+    in flight when its folder went away answers without that folder, never -32603."""
+    try:
+        yield
+    except (SearchError, SearchCancelled):
+        raise
+    except Exception:
+        if folder.closing or not folder.usable:
+            log.info("%s was closed during a request; answering without it", display_path(folder.root))
+            raise _FolderClosed from None
+        raise
+
+
 async def _run_cancellable(ls: KenningServer, work: Callable[[threading.Event], Any]) -> Any:
     """Run blocking work in kenning's pool; a cancelled request stops it at its next checkpoint."""
     cancel = threading.Event()
@@ -551,7 +602,10 @@ def _merged(
         lexical_only = lexical_only or response.lexical_only
         for note in response.notes:
             log.info("%s: %s", folder.root.name, note)
-        hits.extend((h.score, P.hit_to_wire(h, path_to_uri(folder.root / h.path))) for h in response.hits)
+        hits.extend(
+            (h.score, P.hit_to_wire(h, path_to_uri(folder.root / text_to_path(h.path))))
+            for h in response.hits
+        )
     hits.sort(key=lambda sh: -sh[0])
     index = ls.index_summary()
     if lexical_only:
@@ -574,7 +628,10 @@ async def on_semantic_search(ls: KenningServer, params: Any) -> dict[str, Any]:
             if not folder.usable:
                 continue
             try:
-                responses.append((folder, search(folder.engine, query, should_stop=cancel.is_set)))
+                with _unless_closed(folder):
+                    responses.append((folder, search(folder.engine, query, should_stop=cancel.is_set)))
+            except _FolderClosed:
+                continue
             except SearchError as exc:
                 raise JsonRpcInvalidParams(str(exc)) from None
             except SearchCancelled:
@@ -612,14 +669,18 @@ async def on_similar(ls: KenningServer, params: Any) -> dict[str, Any]:
     def work(cancel: threading.Event) -> dict[str, Any]:
         if not owner.usable:
             return {"results": [], "index": ls.index_summary()}
-        response = similar(
-            owner.engine,
-            rel,
-            req.start_line + 1,
-            req.end_line + 1,
-            limit=req.limit,
-            selected_text=selected,
-        )
+        try:
+            with _unless_closed(owner):
+                response = similar(
+                    owner.engine,
+                    path_to_text(rel),
+                    req.start_line + 1,
+                    req.end_line + 1,
+                    limit=req.limit,
+                    selected_text=selected,
+                )
+        except _FolderClosed:
+            return {"results": [], "index": ls.index_summary()}
         return _merged(ls, [(owner, response)], req.limit)
 
     return await _run_cancellable(ls, work)
@@ -635,7 +696,12 @@ async def on_workspace_symbol(ls: KenningServer, params: T.WorkspaceSymbolParams
         for folder in ls.folder_list():
             if not folder.usable or cancel.is_set():
                 continue
-            for hit in folder.symbols.find(query, limit):
+            try:
+                with _unless_closed(folder):
+                    found = folder.symbols.find(query, limit)
+            except _FolderClosed:
+                continue
+            for hit in found:
                 s = hit.symbol
                 scored.append(
                     (
@@ -645,7 +711,7 @@ async def on_workspace_symbol(ls: KenningServer, params: T.WorkspaceSymbolParams
                             kind=SYMBOL_KINDS.get(s.kind, T.SymbolKind.Variable),
                             container_name=s.container,
                             location=T.Location(
-                                uri=path_to_uri(folder.root / s.path),
+                                uri=path_to_uri(folder.root / text_to_path(s.path)),
                                 range=T.Range(
                                     start=T.Position(line=s.start_line - 1, character=0),
                                     end=T.Position(line=s.end_line, character=0),
