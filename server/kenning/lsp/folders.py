@@ -150,18 +150,26 @@ class FolderIndex:
         return True
 
     def status(self) -> Status:
-        if not self.usable:
-            return Status(
-                state="error" if self.open_error else "scanning",
-                files=0,
-                chunks=0,
-                embedded=0,
-                pending=0,
-                skipped=0,
-                symbols=0,
-                message=self.open_error,
-            )
-        return self.engine.status()
+        db = self.engine.db
+        if self.usable and db is not None:
+            try:
+                with db.in_use():
+                    return self.engine.status()
+            except Exception:
+                # The folder was removed between the check and the read (its database is
+                # closed now): it has nothing to report, like a folder not yet open.
+                if not (self.closing or self.engine.db is None):
+                    raise
+        return Status(
+            state="error" if self.open_error else "scanning",
+            files=0,
+            chunks=0,
+            embedded=0,
+            pending=0,
+            skipped=0,
+            symbols=0,
+            message=self.open_error,
+        )
 
     # -- the indexing thread -----------------------------------------------------------------
 

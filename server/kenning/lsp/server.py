@@ -40,6 +40,7 @@ from kenning.lsp.framing import (
 )
 from kenning.lsp.options import Options, parse_options
 from kenning.search import SearchCancelled, SearchError, SearchResponse, search, similar
+from kenning.store.db import StoreClosed
 from kenning.workspace import (
     display_path,
     path_to_text,
@@ -570,9 +571,16 @@ class _FolderClosed(Exception):
 @contextlib.contextmanager
 def _unless_closed(folder: FolderIndex) -> Iterator[None]:
     """Turn any failure of a folder closed mid-request into _FolderClosed: a request that was
-    in flight when its folder went away answers without that folder, never -32603."""
+    in flight when its folder went away answers without that folder, never -32603.
+
+    The folder's database is held open meanwhile: closing it under a reading thread would crash
+    the process, so the folder's close waits for the request to finish."""
+    db = folder.engine.db
     try:
-        yield
+        if db is None:
+            raise StoreClosed(f"{folder.root} is not open")
+        with db.in_use():
+            yield
     except (SearchError, SearchCancelled):
         raise
     except Exception:

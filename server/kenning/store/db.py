@@ -98,6 +98,10 @@ END;
 """
 
 
+class StoreClosed(Exception):
+    """The database was closed (its folder removed, the server shutting down) before a read."""
+
+
 class StoreCorrupt(Exception):
     """The database cannot be trusted (unreadable, failed integrity check, foreign schema)."""
 
@@ -278,6 +282,11 @@ class Database:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
+        # Requests reading through this database (see ``in_use``): close() waits for them,
+        # since closing a connection another thread is executing on crashes the process.
+        self._users = 0
+        self._users_cond = threading.Condition()
+        self._closed = False
         if read_only:
             self.writer: sqlite3.Connection | None = None
             self._check_schema(self.reader())
@@ -345,7 +354,26 @@ class Database:
                 self._readers.append(conn)
         return conn
 
-    def close(self) -> None:
+    @contextmanager
+    def in_use(self) -> Iterator[Database]:
+        """Hold the database open for one request's reads; raises :class:`StoreClosed` when it
+        is closing or closed. ``close()`` waits until every holder has left."""
+        with self._users_cond:
+            if self._closed:
+                raise StoreClosed(f"{self.path} is closed")
+            self._users += 1
+        try:
+            yield self
+        finally:
+            with self._users_cond:
+                self._users -= 1
+                self._users_cond.notify_all()
+
+    def close(self, wait_s: float = 30.0) -> None:
+        with self._users_cond:
+            self._closed = True
+            if not self._users_cond.wait_for(lambda: self._users == 0, timeout=wait_s):
+                log.warning("closing %s while %d requests still read it", self.path, self._users)
         with self._readers_lock:
             for conn in self._readers:
                 conn.close()
