@@ -7,7 +7,8 @@ so search quality through an endpoint can be checked, not just plumbing. It prin
 once (a GPU server's replicas); the ONNX session's threads are ``--threads``.
 
 Faults are switched at run time: ``POST /_control {"fault": NAME, "count": N, ...}`` makes the
-next N embedding requests fail that way (N = -1: until switched off with ``{"fault": null}``).
+next N embedding requests fail that way (N = -1: until switched off with ``{"fault": null}``),
+after ``after`` more requests served normally.
 ``GET /_stats`` answers what was served. Faults: ``500``, ``503``, ``429`` (with ``retry_after``
 seconds, or none), ``slow`` (``delay`` seconds before answering), ``reset`` (headers and half
 the body, then the connection is reset), ``truncated`` (a complete HTTP answer whose JSON is
@@ -41,6 +42,7 @@ class State:
         self.fault: str | None = None
         self.fault_left = 0
         self.fault_args: dict[str, Any] = {}
+        self.fault_after = 0  # requests served normally before the fault starts
         self.requests = 0
         self.inputs = 0
         self.faults_served = 0
@@ -52,6 +54,9 @@ class State:
     def take_fault(self) -> tuple[str | None, dict[str, Any]]:
         with self.lock:
             if self.fault is None or self.fault_left == 0:
+                return None, {}
+            if self.fault_after > 0:
+                self.fault_after -= 1
                 return None, {}
             if self.fault_left > 0:
                 self.fault_left -= 1
@@ -101,6 +106,7 @@ class Handler(BaseHTTPRequestHandler):
                 state.fault = doc.get("fault")
                 state.fault_left = int(doc.get("count", -1))
                 state.fault_args = doc
+                state.fault_after = int(doc.get("after", 0))
                 if state.fault == "swap_model":
                     state.swap = True
                 elif state.fault is None:

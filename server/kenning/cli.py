@@ -89,7 +89,10 @@ def _embedding(args: argparse.Namespace) -> EndpointSettings | None:
     try:
         settings, _ = parse_endpoint_settings(raw or None, strict=True)
     except SettingsError as exc:
-        raise SystemExit(f"kenning: --embed-{str(exc).removeprefix('embedding.')}") from None
+        message = str(exc)
+        for flag, key in _EMBED_FLAGS.items():  # name the flag the user typed, not the wire key
+            message = message.replace(f"embedding.{key} ", f"--{flag.replace('_', '-')} ")
+        raise SystemExit(f"kenning: {message}") from None
     return settings
 
 

@@ -390,7 +390,9 @@ def _embed_pending(
     # Chunks up to the recorded id all have vectors: on an unchanged index this is one short
     # query instead of a look-up per chunk (0.16 s at 29k chunks, on every job and restart).
     through = int(db.get_meta(EMBEDDED_THROUGH) or 0)
-    rows = db.pending_chunks(EMBED_BATCH, after_id=through)
+    # An endpoint takes one request's worth per batch, so each answer is committed on arrival.
+    batch_rows = int(getattr(encoder, "preferred_batch", EMBED_BATCH))
+    rows = db.pending_chunks(batch_rows, after_id=through)
     if not rows:
         _record_embedded_through(engine, through)
         if defer_save and time.monotonic() - engine.vectors_saved_at > SAVE_VECTORS_EVERY_S:
@@ -416,7 +418,7 @@ def _embed_pending(
                 break
             while len(in_flight) < depth:
                 if not rows:
-                    rows = db.pending_chunks(EMBED_BATCH, after_id=fetched_through)
+                    rows = db.pending_chunks(batch_rows, after_id=fetched_through)
                     if not rows:
                         break
                 fetched_through = rows[-1][0]

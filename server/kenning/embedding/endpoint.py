@@ -351,9 +351,15 @@ class EndpointEmbedder:
     # -- embedding --------------------------------------------------------------------------
 
     @property
+    def preferred_batch(self) -> int:
+        """Chunks per indexer batch: one request's worth, committed as soon as it answers."""
+        return self.settings.batch_size
+
+    @property
     def pipeline_depth(self) -> int:
-        """How many indexer batches to keep outstanding so ``in_flight`` requests stay busy."""
-        return 2
+        """Indexer batches kept outstanding: ``in_flight`` requests busy, as many queued behind
+        them so a worker that finishes starts the next at once."""
+        return 2 * self.settings.in_flight
 
     def submit_documents(self, texts: Sequence[str], should_stop: ShouldStop | None = None) -> DocumentsJob:
         """Start embedding ``texts`` (document prefix, cut at ``max_chars``) in the background."""
@@ -595,14 +601,13 @@ class EndpointEmbedder:
                 raise EndpointResponseInvalid(f"{where}: data[{i}].index is {index!r}, not an integer")
             order.append(index)
             rows.append(item["embedding"])
-        if sorted(order) != list(range(count)):
-            bad = next(
-                (i for i, ix in enumerate(order) if not 0 <= ix < count or order.count(ix) > 1),
-                len(order) - 1,
-            )
-            raise EndpointResponseInvalid(
-                f"{where}: data[{bad}].index is {order[bad]}: the indexes are not each input's position once"
-            )
+        seen: set[int] = set()
+        for i, index in enumerate(order):
+            if not 0 <= index < count or index in seen:
+                raise EndpointResponseInvalid(
+                    f"{where}: data[{i}].index is {index}: the indexes are not each input's position once"
+                )
+            seen.add(index)
         expected = self._dim
         for i, row in enumerate(rows):
             if expected is None:
