@@ -488,3 +488,18 @@ def test_cli_flags_and_stats_name_the_receiver(server: EmbedServer, workspace: P
     )
     assert bad.returncode != 0 and "--embed-key-env must be the NAME" in bad.stderr
     assert "sk-a-b" not in bad.stderr
+
+
+def test_the_lsp_option_is_the_same_object() -> None:
+    from kenning.lsp.options import parse_options
+
+    options, problems = parse_options(
+        {"embedding": {"url": "http://127.0.0.1:9/v1", "model": "m", "inFlight": 8, "batchSize": "x"}}
+    )
+    assert options.embedding is not None and options.embedding.in_flight == 8
+    assert options.embedding.batch_size == 32 and any("embedding.batchSize" in p for p in problems)
+    config = options.config_for(Path("/tmp"), several_folders=False)
+    assert config.embedding == options.embedding
+    none, problems = parse_options({"embedding": {"url": "http://127.0.0.1:9/v1"}})
+    assert none.embedding is None and any("embedding.model" in p for p in problems)
+    assert parse_options({"maxResults": 5})[0].embedding is None

@@ -12,7 +12,15 @@ import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.conftest import SERVER_CMD, SERVER_ENV, search, start_session, wait_for_status, wait_ready
+from tests.lsp.conftest import (
+    SERVER_CMD,
+    SERVER_ENV,
+    search,
+    start_session,
+    statuses,
+    wait_for_status,
+    wait_ready,
+)
 from tests.test_endpoint import EmbedServer
 
 
@@ -57,3 +65,10 @@ async def test_search_through_the_endpoint_then_an_outage(
         assert result["results"][0]["uri"].endswith("/uploads.py")
     finally:
         server.restart()
+    # The endpoint is back: at the announced retry (15 s after the first outage) the folder
+    # embeds what is pending without being asked, and dense search returns.
+    after = len(statuses(client))
+    ready = await wait_ready(client, workspace, timeout=90, after=after)
+    assert ready["embedded"] == ready["chunks"] and "message" not in ready
+    result = await search(client, "resend failed upload")
+    assert not result["index"].get("lexicalOnly")

@@ -238,7 +238,9 @@ class Engine:
         if self._encoder is not None or self.model_error is not None:
             return self._encoder
         outage = self.embed_outage
-        if outage is not None and time.time() < outage.retry_at:
+        if outage is not None and (time.time() < outage.retry_at or (quick and not self.read_only)):
+            # A query never waits on a reconnect: the indexer's retry job does that (a reader
+            # of another process's store has no indexer, so its queries try, briefly).
             return None
         with self._encoder_lock:
             if self._encoder is None and self.model_error is None:
