@@ -392,7 +392,7 @@ def test_endpoint_down_at_open_leaves_lexical_search_working(workspace: Path) ->
 
 
 def test_cancellation_stops_requests_in_flight(server: EmbedServer) -> None:
-    emb = embedder(server)
+    emb = embedder(server, queryTimeout=25)
     emb.connect()
     server.fault("slow", delay=30)
     stop = threading.Event()
@@ -402,6 +402,13 @@ def test_cancellation_stops_requests_in_flight(server: EmbedServer) -> None:
     with pytest.raises(EmbeddingCancelled):
         job.result()
     assert time.monotonic() - started < 10  # long before the server's 30 s answer
+    # A query superseded by a newer one (its should_stop turns true) stops waiting at once.
+    stop_query = threading.Event()
+    threading.Timer(0.3, stop_query.set).start()
+    started = time.monotonic()
+    with pytest.raises(EmbeddingCancelled):
+        emb.embed_query("a query the slow server holds", stop_query.is_set)
+    assert time.monotonic() - started < 10  # long before the 25 s query timeout
     # close() aborts what is still in flight too.
     job2 = emb.submit_documents(TEXTS)
     threading.Timer(0.3, emb.close).start()

@@ -266,6 +266,9 @@ class EndpointEmbedder:
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=settings.in_flight, thread_name_prefix="kenning-endpoint"
         )
+        self._query_pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=2, thread_name_prefix="kenning-endpoint-query"
+        )
         self._closed = False
         self._queries: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self._dim: int | None = settings.dimensions
@@ -390,7 +393,11 @@ class EndpointEmbedder:
                 return cached
         self._check_up()
         inputs = [self.settings.query_prefix + _clip(text, self.settings.max_chars)]
-        vec: np.ndarray = self._request(inputs, _Call(should_stop), self.settings.query_timeout, 0)[0]
+        # On a pool of its own (never queued behind indexing requests), waited for here so that
+        # a newer query's cancel shuts the request down at once.
+        call = _Call(should_stop)
+        part = self._query_pool.submit(self._request, inputs, call, self.settings.query_timeout, 0)
+        vec: np.ndarray = DocumentsJob(call, [part]).result()[0]
         with self._state_lock:
             self._queries[text] = vec
             while len(self._queries) > QUERY_CACHE_SIZE:
@@ -414,6 +421,7 @@ class EndpointEmbedder:
         """Abort every call in flight, stop the workers, close the connections."""
         self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._query_pool.shutdown(wait=False, cancel_futures=True)
         with self._conns_lock:
             conns = list(self._conns)
             self._conns.clear()
