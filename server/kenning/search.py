@@ -426,13 +426,16 @@ def _dense_half(
 ) -> list[tuple[int, float]] | None:
     """Dense candidates, or None (with a note) when the query cannot be embedded now."""
     from kenning.embedding import EmbeddingCancelled
-    from kenning.embedding.backend import EmbeddingUnavailable
+    from kenning.embedding.backend import EmbeddingUnavailable, RemoteBackend
     from kenning.embedding.endpoint import EndpointError
 
     encoder = engine.encoder()
     assert encoder is not None
     try:
-        qvec = encoder.embed_query(text, should_stop)
+        if isinstance(encoder, RemoteBackend):
+            qvec = encoder.embed_query(text, should_stop)  # a newer query aborts the request
+        else:
+            qvec = encoder.embed_query(text)
     except EmbeddingCancelled:
         raise SearchCancelled from None
     except (EmbeddingUnavailable, EndpointError) as exc:

@@ -55,7 +55,7 @@ class EmbeddingBackend(Protocol):
 
     def embed_documents(self, texts: Sequence[str], should_stop: ShouldStop | None = None) -> np.ndarray: ...
 
-    def embed_query(self, text: str, should_stop: ShouldStop | None = None) -> np.ndarray: ...
+    def embed_query(self, text: str) -> np.ndarray: ...
 
 
 @runtime_checkable
@@ -64,6 +64,10 @@ class RemoteBackend(Protocol):
 
     #: ``scheme://host:port`` of the server that receives code (never a path, user or key).
     receiver: str
+
+    def embed_query(self, text: str, should_stop: ShouldStop | None = None) -> np.ndarray:
+        """As the local model's, and a newer query's ``should_stop`` aborts the request."""
+        ...
 
     def connect(self, *, quick: bool = False) -> None:
         """Learn the dimension and the probe vector; raises :class:`EmbeddingUnavailable`."""

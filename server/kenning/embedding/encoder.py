@@ -207,9 +207,8 @@ class Encoder:
         """
         return self._embed(texts, self.spec.document_prefix, should_stop)
 
-    def embed_query(self, text: str, should_stop: Callable[[], bool] | None = None) -> np.ndarray:
-        """The ``(dim,)`` float32 vector of one query; applies the query prefix. (``should_stop``
-        is for remote backends; one local query is not worth interrupting.)"""
+    def embed_query(self, text: str) -> np.ndarray:
+        """The ``(dim,)`` float32 vector of one query; applies the query prefix."""
         vectors: np.ndarray = self._embed([text], self.spec.query_prefix, None)
         return vectors[0]
 
