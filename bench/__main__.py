@@ -420,6 +420,11 @@ class Runner:
                 "passes": bool(speedup > 1.0 and d_sem >= -0.01),
             }
 
+    def endpoint(self) -> None:
+        from bench.endpoint import measure
+
+        self.r["endpoint"] = measure(self.ws, self.work, self.plan.name)
+
 
 def _get_list(r: dict[str, Any], *path: str) -> list[Any]:
     node: Any = r
@@ -453,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,quality",
+        help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,quality,endpoint",
     )
     parser.add_argument("--fail-fast", action="store_true")
     args = parser.parse_args(argv)
@@ -485,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         ("latency", runner.latency),
         ("symbols", runner.symbols),
         ("quality", runner.quality),
+        ("endpoint", runner.endpoint),
     ]
     only = set(args.only.split(",")) | {"corpus"} if args.only else None
     try:

@@ -252,6 +252,10 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
                     "passes" if gate["passes"] else "fails",
                 )
             )
+    if r.get("endpoint"):
+        from bench.endpoint import summary_rows as endpoint_rows
+
+        rows += endpoint_rows(r["endpoint"])
     return rows
 
 
@@ -664,6 +668,10 @@ def markdown(r: dict[str, Any]) -> str:
                 ),
                 "",
             ]
+    if r.get("endpoint"):
+        from bench.endpoint import markdown as endpoint_markdown
+
+        parts += endpoint_markdown(r["endpoint"])
     parts.append(END)
     return "\n".join(parts)
 

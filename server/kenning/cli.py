@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kenning import __version__
 from kenning.config import DEFAULT_MAX_FILE_SIZE, Config
@@ -24,6 +25,9 @@ from kenning.store.db import StoreCorrupt, StoreUnavailable
 from kenning.store.lock import LockHeld
 from kenning.store.trust import StoreRefused
 from kenning.workspace import display_path, text_to_path
+
+if TYPE_CHECKING:
+    from kenning.embedding.endpoint_config import EndpointSettings
 
 log = logging.getLogger("kenning")
 
@@ -65,9 +69,45 @@ def _shown(stored: str) -> str:
     return display_path(text_to_path(stored))
 
 
+# --embed-* flag -> the key of the `embedding` object every interface shares
+_EMBED_FLAGS = {
+    "embed_url": "url",
+    "embed_model": "model",
+    "embed_key_env": "keyEnv",
+    "embed_dimensions": "dimensions",
+    "embed_query_prefix": "queryPrefix",
+    "embed_document_prefix": "documentPrefix",
+    "embed_max_chars": "maxChars",
+    "embed_batch_size": "batchSize",
+    "embed_in_flight": "inFlight",
+    "embed_timeout": "timeout",
+    "embed_query_timeout": "queryTimeout",
+    "embed_retries": "retries",
+}
+
+
+def _embedding(args: argparse.Namespace) -> EndpointSettings | None:
+    from kenning.embedding.endpoint_config import SettingsError, parse_endpoint_settings
+
+    raw = {
+        key: getattr(args, flag)
+        for flag, key in _EMBED_FLAGS.items()
+        if getattr(args, flag, None) is not None
+    }
+    try:
+        settings, _ = parse_endpoint_settings(raw or None, strict=True)
+    except SettingsError as exc:
+        message = str(exc)
+        for flag, key in _EMBED_FLAGS.items():  # name the flag the user typed, not the wire key
+            message = message.replace(f"embedding.{key} ", f"--{flag.replace('_', '-')} ")
+        raise SystemExit(f"kenning: {message}") from None
+    return settings
+
+
 def _config(args: argparse.Namespace) -> Config:
     exclude = tuple(getattr(args, "exclude", None) or ())
     return Config(
+        embedding=_embedding(args),
         store=Path(args.store).expanduser() if args.store else None,
         model=args.model,
         model_variant=args.model_variant,
@@ -118,6 +158,11 @@ def _update(engine: Engine, quiet: bool) -> str | None:
         )
         embedded = embed_pending(engine, progress=bar)
         engine.prune_embedding_cache()
+        if embedded.unavailable:
+            log.warning(
+                "%s; the vectors stored so far are kept, lexical search works; run again to resume",
+                embedded.unavailable,
+            )
         if embedded.embedded:
             log.info("embedded %d chunks in %.1fs", embedded.embedded, embedded.seconds)
     finally:
@@ -260,6 +305,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
             "skipped": engine.db.skip_counts(),
             "languages": engine.db.language_counts(),
             "model": engine.db.get_meta("model_id"),
+            # Who receives the workspace's code for embedding (None: nobody, the local model).
+            "embedding_endpoint": engine.embedding_receiver(),
             "store_bytes": sum(
                 st.st_size
                 for st in (p.lstat() for p in engine.store_dir.iterdir())
@@ -271,6 +318,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
             return 0
         print(f"root      {data['root']}\nstore     {data['store']} ({data['store_bytes']:,} bytes)")
         print(f"model     {data['model'] or '(nothing embedded yet)'}")
+        if data["embedding_endpoint"]:
+            print(f"embedding {data['embedding_endpoint']} (receives your code)")
         print(
             f"files     {st.files:,}\nchunks    {st.chunks:,} ({st.embedded:,} embedded,"
             f" {st.pending:,} pending)\nsymbols   {st.symbols:,}"
@@ -326,6 +375,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="skip larger files (bytes)"
     )
     common.add_argument("--threads", type=int, default=0, help="embedding threads (0: all cores)")
+    embed = common.add_argument_group(
+        "embedding server",
+        "embed through an OpenAI-compatible /v1/embeddings server instead of the local model",
+    )
+    embed.add_argument("--embed-url", metavar="URL", help="the API's base URL, e.g. http://127.0.0.1:8080/v1")
+    embed.add_argument("--embed-model", metavar="NAME", help="the model name the server serves")
+    embed.add_argument(
+        "--embed-key-env", metavar="VAR", help="the NAME of the environment variable holding the API key"
+    )
+    embed.add_argument("--embed-dimensions", type=int, metavar="N", help="ask for (and check) N dimensions")
+    embed.add_argument("--embed-query-prefix", metavar="TEXT", help='put before queries (E5: "query: ")')
+    embed.add_argument("--embed-document-prefix", metavar="TEXT", help='put before code (E5: "passage: ")')
+    embed.add_argument("--embed-max-chars", type=int, metavar="N", help="cut each input at N characters")
+    embed.add_argument("--embed-batch-size", type=int, metavar="N", help="inputs per request (32)")
+    embed.add_argument("--embed-in-flight", type=int, metavar="N", help="requests outstanding at once (4)")
+    embed.add_argument("--embed-timeout", type=float, metavar="S", help="seconds per indexing request (60)")
+    embed.add_argument("--embed-query-timeout", type=float, metavar="S", help="seconds per query (3)")
+    embed.add_argument("--embed-retries", type=int, metavar="N", help="retries before an outage (4)")
     common.add_argument("-q", "--quiet", action="store_true", help="no progress bar or log lines")
     common.add_argument("-v", "--verbose", action="store_true", help="debug logging")
 

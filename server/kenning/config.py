@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kenning.embedding.endpoint_config import EndpointSettings
 
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
 STORE_DIRNAME = ".kenning"
@@ -18,6 +22,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     embed_threads: int = 0  # 0: all cores
+    embedding: EndpointSettings | None = None  # an OpenAI-compatible server instead of the local model
     extra: dict[str, str] = field(default_factory=dict)
 
     def store_dir(self, root: Path) -> Path:

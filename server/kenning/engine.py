@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kenning.config import Config
+from kenning.embedding.backend import EmbeddingBackend, EmbeddingUnavailable, RemoteBackend
 from kenning.store.db import (
     DB_FILENAME,
     EMBEDDED_THROUGH,
@@ -55,10 +56,17 @@ VECTOR_META = ("vectors_file", "vectors_size", "vectors_mac", "vectors_hash", "v
 # usearch tombstones never give their slots back and degrade recall.
 CHURN_REBUILD_RATIO = 0.25
 
-EncoderFactory = Callable[[Config], "Encoder"]
+EncoderFactory = Callable[[Config], "Encoder | EmbeddingBackend"]
+#: The store's record of the probe vector an endpoint gave (see ``RemoteBackend``).
+PROBE_META = "model_probe"
 
 
-def default_encoder_factory(config: Config) -> Encoder:
+def default_encoder_factory(config: Config) -> Encoder | EmbeddingBackend:
+    """The local ONNX model, or the OpenAI-compatible endpoint the config names."""
+    if config.embedding is not None:
+        from kenning.embedding.endpoint import EndpointEmbedder
+
+        return EndpointEmbedder(config.embedding)
     from kenning.embedding import Encoder
 
     return Encoder.load(config.model, variant=config.model_variant, threads=config.embed_threads)
@@ -74,6 +82,7 @@ class Status:
     skipped: int
     symbols: int
     message: str | None = None
+    embedder: str | None = None  # "scheme://host:port" when code is sent to an endpoint
 
 
 class Engine:
@@ -104,9 +113,12 @@ class Engine:
         # by the indexer mirroring each change, cleared when an indexing step fails midway.
         self.vectors_in_step = False
         self.vectors_saved_at = time.monotonic()  # when the graph file last matched memory
-        self._encoder: Encoder | None = None
+        self._encoder: EmbeddingBackend | None = None
         self._encoder_lock = threading.Lock()
         self.model_error: str | None = None
+        # An endpoint that could not be reached: why, and not before when to try again.
+        self.embed_outage: EmbeddingUnavailable | None = None
+        self._unconnected: EmbeddingBackend | None = None
         self.read_only = False
         self.read_only_reason: str | None = None
         self.state = "scanning"
@@ -180,6 +192,9 @@ class Engine:
         return self
 
     def close(self) -> None:
+        for enc in (self._encoder, self._unconnected):
+            if isinstance(enc, RemoteBackend):
+                enc.close()  # outstanding requests stop now, not when they time out
         if self.db is not None and not self.read_only and self.store_lost() is None:
             try:
                 self.save_vectors()
@@ -323,33 +338,70 @@ class Engine:
 
     # -- the model ---------------------------------------------------------------------------
 
-    def encoder(self) -> Encoder | None:
-        """The encoder, loaded on first use; None (with ``model_error`` set) if it cannot load."""
+    def encoder(self, *, quick: bool = False) -> EmbeddingBackend | None:
+        """The backend, loaded on first use; None (with ``model_error`` set) if it cannot load,
+        or (with ``embed_outage`` set) while its endpoint is unreachable. ``quick``: a request
+        is waiting, so an endpoint gets one short try."""
         if self._encoder is not None or self.model_error is not None:
             return self._encoder
+        outage = self.embed_outage
+        if outage is not None and (time.time() < outage.retry_at or (quick and not self.read_only)):
+            # A query never waits on a reconnect: the indexer's retry job does that (a reader
+            # of another process's store has no indexer, so its queries try, briefly).
+            return None
         with self._encoder_lock:
             if self._encoder is None and self.model_error is None:
                 try:
-                    self._encoder = self._encoder_factory(self.config)
+                    # An endpoint that failed to connect is kept and asked again (its outage
+                    # count paces the retries), not built anew.
+                    enc = self._unconnected or self._encoder_factory(self.config)
+                    if isinstance(enc, RemoteBackend):
+                        self._unconnected = enc
+                        enc.connect(quick=quick)
+                        self._unconnected = None
+                    self._encoder = enc
+                    self.embed_outage = None
+                except EmbeddingUnavailable as exc:
+                    self.embed_outage = exc
+                    log.warning("%s; lexical search still works, retrying at %s", exc, exc.retry_text())
                 except Exception as exc:
                     self.model_error = f"the embedding model could not be loaded: {exc}"
                     log.error("%s; lexical search still works", self.model_error)
         return self._encoder
+
+    def embedding_receiver(self) -> str | None:
+        """The ``scheme://host:port`` that receives code for embedding, or None (local model)."""
+        settings = self.config.embedding
+        return settings.receiver if settings is not None else None
 
     def model_matches(self) -> bool:
         """Whether the store's vectors were made by the loaded encoder (dense search is valid)."""
         enc = self._encoder
         return enc is not None and self.db is not None and self.db.get_meta("model_id") == enc.model_id
 
-    def bind_model(self) -> Encoder | None:
-        """Load the encoder and make the store's vectors its own, clearing another model's."""
+    def bind_model(self) -> EmbeddingBackend | None:
+        """Load the encoder and make the store's vectors its own, clearing another model's.
+
+        An endpoint's model is also checked by its probe vector: the same name and dimension
+        with a different vector means the server swapped the model, and the store re-embeds.
+        """
         enc = self.encoder()
         if enc is None or self.db is None or self.read_only:
             return enc
         stored = self.db.get_meta("model_id")
+        remote = enc if isinstance(enc, RemoteBackend) else None
         if stored == enc.model_id:
-            return enc
-        if stored is not None:
+            recorded = self.db.get_meta(PROBE_META)
+            if remote is None:
+                return enc
+            reason = remote.probe_mismatch(recorded) if recorded is not None else None
+            if reason is None:
+                if recorded is None:
+                    with self.db.transaction() as conn:
+                        self.db.set_meta(conn, PROBE_META, remote.probe_record())
+                return enc
+            log.warning("%s: re-embedding the index of %s", reason, self.root)
+        elif stored is not None:
             log.warning(
                 "the index was embedded with %s, the model now is %s: re-embedding",
                 stored,
@@ -359,6 +411,10 @@ class Engine:
             self.db.clear_embeddings(conn)
             self.db.set_meta(conn, "model_id", enc.model_id)
             self.db.set_meta(conn, "model_dim", str(enc.dim))
+            if remote is not None:
+                self.db.set_meta(conn, PROBE_META, remote.probe_record())
+            else:
+                conn.execute("DELETE FROM meta WHERE key=?", (PROBE_META,))
             for key in (*VECTOR_META, EMBEDDED_THROUGH):
                 conn.execute("DELETE FROM meta WHERE key=?", (key,))
         self.vectors = VectorIndex(enc.dim)
@@ -533,13 +589,20 @@ class Engine:
             pending=c["pending"],
             skipped=c["skipped"],
             symbols=c["symbols"],
-            message=self.state_message or self.model_error or self.store_note,
+            message=self.state_message or self.model_error or self._outage_message() or self.store_note,
+            embedder=self.embedding_receiver(),
         )
+
+    def _outage_message(self) -> str | None:
+        outage = self.embed_outage
+        if outage is None:
+            return None
+        return f"{outage}; lexical results only, retrying at {outage.retry_text()}"
 
     def dense_available(self) -> bool:
         return (
             self.vectors is not None
             and self.vectors_ready.is_set()
-            and self.encoder() is not None
+            and self.encoder(quick=True) is not None
             and self.model_matches()
         )

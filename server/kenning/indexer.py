@@ -8,12 +8,14 @@ adds them to the graph; killed at any moment, it resumes where it stopped.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -93,6 +95,10 @@ class EmbedReport:
     cached: int = 0
     cancelled: bool = False
     seconds: float = 0.0
+    # The embedding endpoint is down: what failed, and when to try again (time.time()).
+    # Vectors committed before it went down stay; the next pass resumes after them.
+    unavailable: str | None = None
+    retry_at: float | None = None
 
 
 def embed_input(path: str, header: str, text: str) -> str:
@@ -419,6 +425,7 @@ def _embed_pending(
     engine: Engine, progress: Progress | None, should_stop: ShouldStop | None, defer_save: bool
 ) -> EmbedReport:
     from kenning.embedding import EmbeddingCancelled
+    from kenning.embedding.backend import EmbeddingUnavailable
 
     db = engine.db
     assert db is not None and not engine.read_only
@@ -426,6 +433,9 @@ def _embed_pending(
     report = EmbedReport()
     encoder = engine.bind_model()
     if encoder is None:
+        if engine.embed_outage is not None:
+            report.unavailable = str(engine.embed_outage)
+            report.retry_at = engine.embed_outage.retry_at
         return report
     engine.prepare_vectors(should_stop)
     vectors = engine.vectors
@@ -434,7 +444,9 @@ def _embed_pending(
     # Chunks up to the recorded id all have vectors: on an unchanged index this is one short
     # query instead of a look-up per chunk (0.16 s at 29k chunks, on every job and restart).
     through = int(db.get_meta(EMBEDDED_THROUGH) or 0)
-    rows = db.pending_chunks(EMBED_BATCH, after_id=through)
+    # An endpoint takes one request's worth per batch, so each answer is committed on arrival.
+    batch_rows = int(getattr(encoder, "preferred_batch", EMBED_BATCH))
+    rows = db.pending_chunks(batch_rows, after_id=through)
     if not rows:
         _record_embedded_through(engine, through)
         if defer_save and time.monotonic() - engine.vectors_saved_at > SAVE_VECTORS_EVERY_S:
@@ -446,51 +458,87 @@ def _embed_pending(
     done_before = counts["embedded"]
     last_save = time.monotonic()
     done = 0
-    while True:
-        if should_stop is not None and should_stop():
-            report.cancelled = True
-            break
-        if not rows:
-            rows = db.pending_chunks(EMBED_BATCH, after_id=through)
-            if not rows:
+    # A backend that answers in the background (an endpoint) gets the next batches while the
+    # first is in flight; the local model computes each batch when it is asked (depth 1).
+    submit = getattr(encoder, "submit_documents", None)
+    depth = max(1, int(getattr(encoder, "pipeline_depth", 1))) if submit is not None else 1
+    in_flight: collections.deque[_Batch] = collections.deque()
+    in_flight_keys: set[bytes] = set()
+    fetched_through = through
+    try:
+        while True:
+            if should_stop is not None and should_stop():
+                report.cancelled = True
                 break
-        through = rows[-1][0]
-        inputs: dict[bytes, str] = {}
-        for _cid, key, path, header, text in rows:
-            inputs.setdefault(key, embed_input(path, header, text))
-        rows = []
-        keys = list(inputs)
-        try:
-            vecs = encoder.embed_documents([inputs[k] for k in keys], should_stop=should_stop)
-        except EmbeddingCancelled:
-            report.cancelled = True
-            break
-        with db.transaction() as conn:
-            db.put_embeddings(conn, keys, vecs)
-            id_keys = db.chunk_ids_for_keys(keys, conn)
-            # Every chunk up to this batch's last one now has a vector: the walk is in id order
-            # from the mark and took every pending chunk on its way.
-            db.set_meta(conn, EMBEDDED_THROUGH, str(through))
-        index_of = {k: i for i, k in enumerate(keys)}
-        ids = np.asarray([cid for cid, _ in id_keys], dtype=np.uint64)
-        vectors.add(ids, vecs[[index_of[k] for _, k in id_keys]])
-        done += len(id_keys)
-        report.embedded += len(keys)
-        if progress is not None:
-            elapsed = time.monotonic() - started
-            rate = done / elapsed if elapsed > 0 else 0.0
-            left = max(total_pending - done, 0)
-            progress(
-                IndexProgress(
-                    "embedding",
-                    chunks_done=done_before + done,
-                    chunks_total=done_before + total_pending,
-                    eta_s=(left / rate) if rate > 0 else None,
+            while len(in_flight) < depth:
+                if not rows:
+                    rows = db.pending_chunks(batch_rows, after_id=fetched_through)
+                    if not rows:
+                        break
+                fetched_through = rows[-1][0]
+                inputs: dict[bytes, str] = {}
+                for _cid, key, path, header, text in rows:
+                    # A key already on its way is written with all its chunks by that batch.
+                    if key not in in_flight_keys:
+                        inputs.setdefault(key, embed_input(path, header, text))
+                rows = []
+                keys = list(inputs)
+                texts = [inputs[k] for k in keys]
+                in_flight_keys.update(keys)
+                if submit is not None:
+                    job = submit(texts, should_stop) if keys else None
+                    in_flight.append(_Batch(fetched_through, keys, job, None))
+                else:
+                    in_flight.append(_Batch(fetched_through, keys, None, texts))
+            if not in_flight:
+                break
+            batch = in_flight.popleft()
+            if batch.job is not None:
+                vecs = batch.job.result()
+            elif batch.texts:
+                vecs = encoder.embed_documents(batch.texts, should_stop=should_stop)
+            else:
+                vecs = np.empty((0, encoder.dim), dtype=np.float32)
+            in_flight_keys.difference_update(batch.keys)
+            keys = batch.keys
+            with db.transaction() as conn:
+                db.put_embeddings(conn, keys, vecs)
+                id_keys = db.chunk_ids_for_keys(keys, conn)
+                # Every chunk up to this batch's last one now has a vector: the walk is in id
+                # order from the mark and took every pending chunk on its way (batches are
+                # written in the order they were taken).
+                db.set_meta(conn, EMBEDDED_THROUGH, str(batch.through))
+            index_of = {k: i for i, k in enumerate(keys)}
+            ids = np.asarray([cid for cid, _ in id_keys], dtype=np.uint64)
+            vectors.add(ids, vecs[[index_of[k] for _, k in id_keys]])
+            done += len(id_keys)
+            report.embedded += len(keys)
+            if progress is not None:
+                elapsed = time.monotonic() - started
+                rate = done / elapsed if elapsed > 0 else 0.0
+                left = max(total_pending - done, 0)
+                progress(
+                    IndexProgress(
+                        "embedding",
+                        chunks_done=done_before + done,
+                        chunks_total=done_before + total_pending,
+                        eta_s=(left / rate) if rate > 0 else None,
+                    )
                 )
-            )
-        if time.monotonic() - last_save > SAVE_VECTORS_EVERY_S:
-            engine.save_vectors()
-            last_save = time.monotonic()
+            if time.monotonic() - last_save > SAVE_VECTORS_EVERY_S:
+                engine.save_vectors()
+                last_save = time.monotonic()
+    except EmbeddingCancelled:
+        report.cancelled = True
+    except EmbeddingUnavailable as exc:
+        # Past its retries the endpoint is down: keep what was stored, say when to resume.
+        report.cancelled = True
+        report.unavailable = str(exc)
+        report.retry_at = exc.retry_at
+    finally:
+        for batch in in_flight:
+            if batch.job is not None:
+                batch.job.cancel()
     if not report.cancelled:
         _record_embedded_through(engine, int(db.get_meta(EMBEDDED_THROUGH) or 0))
     if (
@@ -502,6 +550,17 @@ def _embed_pending(
         engine.save_vectors()
     report.seconds = time.monotonic() - started
     return report
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Chunks taken for embedding: the last chunk id, the distinct inputs' keys, and either
+    the background job computing them or the texts to compute."""
+
+    through: int
+    keys: list[bytes]
+    job: Any
+    texts: list[str] | None
 
 
 def _record_embedded_through(engine: Engine, recorded: int) -> None:

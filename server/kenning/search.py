@@ -388,31 +388,32 @@ def search(engine: Engine, query: SearchQuery, *, should_stop: ShouldStop | None
 
     n = max(query.limit * 3, 30)
     lexical: list[int] = []
-    dense: list[tuple[int, float]] = []
+    dense: list[tuple[int, float]] | None = []
     use_dense = query.mode in ("hybrid", "semantic") and engine.dense_available()
     if query.mode == "hybrid" and use_dense:
         # The two halves overlap: SQLite (bm25) and onnxruntime (the query vector) both release
         # the GIL, so on two cores the lexical half costs little on top of the dense one.
         pending = _HALVES.submit(_lexical_on_own_connection, engine, text, file_ids, n)
         try:
-            dense = _dense_half(engine, conn, text, file_ids, n, checkpoint)
+            dense = _dense_half(engine, conn, text, file_ids, n, checkpoint, should_stop, response)
         finally:
             lexical = pending.result()
     elif query.mode in ("hybrid", "lexical"):
         lexical = _lexical(engine, conn, text, file_ids, n)
     checkpoint()
-    if query.mode in ("hybrid", "semantic"):
-        if use_dense:
-            if query.mode == "semantic":
-                dense = _dense_half(engine, conn, text, file_ids, n, checkpoint)
-        else:
-            response.lexical_only = True
-            response.notes.append(engine.model_error or "embeddings are not ready yet: lexical results only")
-            if query.mode == "semantic":
-                return response
-            lexical = lexical or _lexical(engine, conn, text, file_ids, n)
+    if query.mode == "semantic" and use_dense:
+        dense = _dense_half(engine, conn, text, file_ids, n, checkpoint, should_stop, response)
+    if query.mode in ("hybrid", "semantic") and (not use_dense or dense is None):
+        # No query vector (embeddings not ready, or the endpoint is down): lexical results.
+        dense = []
+        response.lexical_only = True
+        if not use_dense:
+            response.notes.append(engine.model_error or _not_ready(engine))
+        if query.mode == "semantic":
+            return response
+        lexical = lexical or _lexical(engine, conn, text, file_ids, n)
     checkpoint()
-    response.hits = fuse(engine, conn, query, text, dense, lexical)
+    response.hits = fuse(engine, conn, query, text, dense or [], lexical)
     return response
 
 
@@ -430,6 +431,13 @@ def _lexical_on_own_connection(
     return _lexical(engine, db.reader(), text, file_ids, n)
 
 
+def _not_ready(engine: Engine) -> str:
+    outage = engine.embed_outage
+    if outage is not None:
+        return f"{outage}: lexical results only (retrying at {outage.retry_text()})"
+    return "embeddings are not ready yet: lexical results only"
+
+
 def _dense_half(
     engine: Engine,
     conn: sqlite3.Connection,
@@ -437,10 +445,28 @@ def _dense_half(
     file_ids: frozenset[int] | None,
     n: int,
     checkpoint: Callable[[], None],
-) -> list[tuple[int, float]]:
+    should_stop: ShouldStop | None,
+    response: SearchResponse,
+) -> list[tuple[int, float]] | None:
+    """Dense candidates, or None (with a note) when the query cannot be embedded now."""
+    from kenning.embedding import EmbeddingCancelled
+    from kenning.embedding.backend import EmbeddingUnavailable, RemoteBackend
+    from kenning.embedding.endpoint import EndpointError
+
     encoder = engine.encoder()
     assert encoder is not None
-    qvec = encoder.embed_query(text)
+    try:
+        if isinstance(encoder, RemoteBackend):
+            qvec = encoder.embed_query(text, should_stop)  # a newer query aborts the request
+        else:
+            qvec = encoder.embed_query(text)
+    except EmbeddingCancelled:
+        raise SearchCancelled from None
+    except (EmbeddingUnavailable, EndpointError) as exc:
+        # An endpoint outage must cost a query its dense half, never its answer.
+        retry = f" (retrying at {exc.retry_text()})" if isinstance(exc, EmbeddingUnavailable) else ""
+        response.notes.append(f"{exc}: lexical results only{retry}")
+        return None
     checkpoint()
     return _dense(engine, conn, qvec, file_ids, n)
 
@@ -533,16 +559,24 @@ def similar(
     inside = [c for c in own if c.start_line <= end_line and start_line <= c.end_line]
     encoder = engine.encoder()
     assert encoder is not None
-    if selected_text and selected_text.strip():
-        qvec = encoder.embed_documents([f"{path}\n{selected_text}"])[0]
-    elif inside:
-        _, vecs = db.vectors_for([c.id for c in inside], conn)
-        if len(vecs) == 0:
-            qvec = encoder.embed_documents([f"{path}\n" + "\n".join(c.text for c in inside)])[0]
+    from kenning.embedding.backend import EmbeddingUnavailable
+    from kenning.embedding.endpoint import EndpointError
+
+    try:
+        if selected_text and selected_text.strip():
+            qvec = encoder.embed_documents([f"{path}\n{selected_text}"])[0]
+        elif inside:
+            _, vecs = db.vectors_for([c.id for c in inside], conn)
+            if len(vecs) == 0:
+                qvec = encoder.embed_documents([f"{path}\n" + "\n".join(c.text for c in inside)])[0]
+            else:
+                qvec = vecs.mean(axis=0)
+                qvec /= max(float(np.linalg.norm(qvec)), 1e-9)
         else:
-            qvec = vecs.mean(axis=0)
-            qvec /= max(float(np.linalg.norm(qvec)), 1e-9)
-    else:
+            return response
+    except (EmbeddingUnavailable, EndpointError) as exc:
+        response.lexical_only = True
+        response.notes.append(str(exc))
         return response
     exclude = frozenset(c.id for c in inside)
     dense = _dense(engine, conn, qvec, None, max(limit * 3, 30), exclude)

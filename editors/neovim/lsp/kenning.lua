@@ -29,10 +29,22 @@
 --- - `maxResults` (integer 1–200): default number of `workspace/semanticSearch` results
 --- - `symbolLimit` (integer 1–10000): most results of `workspace/symbol`
 --- - `logLevel` (`"error"`|`"warning"`|`"info"`|`"debug"`): what reaches the LSP log
+--- - `embedding` (table): embed through an OpenAI-compatible server (TEI, Ollama, vLLM,
+---   llama.cpp) instead of the built-in model; your code is sent to that host. Keys: `url`,
+---   `model` (both required), `keyEnv` (the NAME of the environment variable holding the API
+---   key), `dimensions`, `queryPrefix`, `documentPrefix`, `maxChars`, `batchSize`, `inFlight`,
+---   `timeout`, `queryTimeout`, `retries`; see docs/embedding-servers.md.
 ---
 --- ```lua
 --- vim.lsp.config('kenning', {
 ---   init_options = { exclude = { 'vendor/**' }, maxResults = 50 },
+--- })
+--- -- or, with an embedding server:
+--- vim.lsp.config('kenning', {
+---   init_options = {
+---     embedding = { url = 'http://127.0.0.1:11434/v1', model = 'nomic-embed-text',
+---                   queryPrefix = 'search_query: ', documentPrefix = 'search_document: ' },
+---   },
 --- })
 --- ```
 ---
@@ -67,6 +79,7 @@ return {
     maxResults = 20,
     symbolLimit = 200,
     logLevel = 'info',
+    -- embedding = { url = 'http://127.0.0.1:8080/v1', model = '...' },  -- nil: the built-in model
   },
   handlers = {
     ['kenning/indexStatus'] = function(err, result, ctx)

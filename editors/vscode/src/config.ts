@@ -4,7 +4,12 @@
 // section "kenning", and as `workspace/didChangeConfiguration`'s settings.
 // Pure: the caller passes a getter over the settings; does not import `vscode`.
 
-import { CONFIGURATION_SECTION, type InitializationOptions, type LogLevel } from "./protocol";
+import {
+  CONFIGURATION_SECTION,
+  type EmbeddingOptions,
+  type InitializationOptions,
+  type LogLevel,
+} from "./protocol";
 
 /** Reads one setting below `kenning.` (e.g. "maxResults"); undefined when absent. */
 export type SettingGetter = (key: string) => unknown;
@@ -34,7 +39,40 @@ const PASS_THROUGH_KEYS = [
   "logLevel",
 ] as const;
 
-export const OPTION_KEYS: readonly (keyof InitializationOptions)[] = [...PATH_KEYS, ...PASS_THROUGH_KEYS];
+export const OPTION_KEYS: readonly (keyof InitializationOptions)[] = [
+  ...PATH_KEYS,
+  ...PASS_THROUGH_KEYS,
+  "embedding",
+];
+
+/** The `embedding` object's keys, each read from the setting `kenning.embedding.<key>`. */
+export const EMBEDDING_KEYS: readonly (keyof EmbeddingOptions)[] = [
+  "url",
+  "model",
+  "keyEnv",
+  "dimensions",
+  "queryPrefix",
+  "documentPrefix",
+  "maxChars",
+  "batchSize",
+  "inFlight",
+  "timeout",
+  "queryTimeout",
+  "retries",
+];
+
+/** The `embedding` object from the settings; undefined when none is set (the built-in model).
+ * Unset settings (null or "") are left out, so the server applies its own defaults. */
+function embeddingOptions(get: SettingGetter): EmbeddingOptions | undefined {
+  const out: Record<string, unknown> = {};
+  for (const key of EMBEDDING_KEYS) {
+    const value = get(`embedding.${key}`);
+    if (value !== undefined && value !== null && value !== "") {
+      out[key] = value;
+    }
+  }
+  return Object.keys(out).length > 0 ? (out as EmbeddingOptions) : undefined;
+}
 
 export function toInitializationOptions(get: SettingGetter): InitializationOptions {
   const options: Record<string, unknown> = {};
@@ -50,6 +88,10 @@ export function toInitializationOptions(get: SettingGetter): InitializationOptio
     if (value !== undefined) {
       options[key] = value;
     }
+  }
+  const embedding = embeddingOptions(get);
+  if (embedding !== undefined) {
+    options.embedding = embedding;
   }
   return options as InitializationOptions;
 }

@@ -29,6 +29,23 @@ export interface InitializationOptions {
   maxResults?: number;
   symbolLimit?: number;
   logLevel?: LogLevel;
+  embedding?: EmbeddingOptions;
+}
+
+/** An OpenAI-compatible embedding server (docs/embedding-servers.md); absent: the built-in model. */
+export interface EmbeddingOptions {
+  url?: string;
+  model?: string;
+  keyEnv?: string; // the NAME of the environment variable holding the API key
+  dimensions?: number;
+  queryPrefix?: string;
+  documentPrefix?: string;
+  maxChars?: number;
+  batchSize?: number;
+  inFlight?: number;
+  timeout?: number;
+  queryTimeout?: number;
+  retries?: number;
 }
 
 /** The configuration section the server asks for with workspace/configuration. */

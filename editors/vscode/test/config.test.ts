@@ -6,7 +6,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 
-import { answerConfiguration, OPTION_KEYS, RESTART_SETTINGS, toInitializationOptions } from "../src/config";
+import {
+  answerConfiguration,
+  EMBEDDING_KEYS,
+  OPTION_KEYS,
+  RESTART_SETTINGS,
+  toInitializationOptions,
+} from "../src/config";
 
 const root = join(__dirname, "..", "..");
 
@@ -64,6 +70,24 @@ describe("toInitializationOptions", () => {
     });
   });
 
+  it("gathers kenning.embedding.* into one embedding object, leaving unset ones out", () => {
+    const options = toInitializationOptions(
+      getterFrom({
+        "embedding.url": "http://127.0.0.1:8080/v1",
+        "embedding.model": "nomic-embed-text",
+        "embedding.keyEnv": "",
+        "embedding.batchSize": 64,
+        "embedding.dimensions": null,
+      }),
+    );
+    assert.deepEqual(options.embedding, {
+      url: "http://127.0.0.1:8080/v1",
+      model: "nomic-embed-text",
+      batchSize: 64,
+    });
+    assert.equal(toInitializationOptions(getterFrom({ "embedding.url": "" })).embedding, undefined);
+  });
+
   it("passes wrong types through for the server to report", () => {
     assert.deepEqual(toInitializationOptions(getterFrom({ maxResults: "lots" })), { maxResults: "lots" });
   });
@@ -85,6 +109,12 @@ describe("toInitializationOptions", () => {
 
   it("declares a setting for every protocol key, with the protocol's bounds", () => {
     for (const key of OPTION_KEYS) {
+      if (key === "embedding") {
+        for (const sub of EMBEDDING_KEYS) {
+          assert.ok(properties[`kenning.embedding.${sub}`], `missing setting kenning.embedding.${sub}`);
+        }
+        continue;
+      }
       assert.ok(properties[`kenning.${key}`], `missing setting kenning.${key}`);
     }
     assert.equal(properties["kenning.maxResults"].minimum, 1);

@@ -86,6 +86,8 @@ class FolderIndex:
         # indexed once, by the innermost folder (whose index receives that file's events).
         self.exclude_dirs: tuple[str, ...] = ()
         self.closing = False  # set before the engine closes: requests in flight skip this folder
+        # The embedding endpoint is down: a quiet job resumes embedding at this time.time().
+        self._retry_at: float | None = None
 
     # -- control (any thread) ----------------------------------------------------------------
 
@@ -212,8 +214,15 @@ class FolderIndex:
     def _next_job(self) -> _Job | None:
         with self._cond:
             while not (self._stop or self._full or self._dirty):
-                if not self._cond.wait(self.poll_interval) and self.poll_interval:
-                    self._full = True  # a quiet poll: no progress UI
+                wait = self.poll_interval
+                if self._retry_at is not None:
+                    left = max(0.0, self._retry_at - time.time())
+                    wait = left if wait is None else min(wait, left)
+                if not self._cond.wait(wait) and (
+                    self.poll_interval or (self._retry_at is not None and time.time() >= self._retry_at)
+                ):
+                    self._retry_at = None
+                    self._full = True  # a quiet poll (or the endpoint's retry): no progress UI
             if self._stop:
                 return None
         self._debounce()
@@ -307,7 +316,16 @@ class FolderIndex:
                 engine, progress=on_progress, should_stop=should_stop, defer_save=not job.full
             )
             engine.prune_embedding_cache()
-            if report.cancelled:
+            if report.unavailable is not None:
+                # Stored vectors stay and search answers lexically; embedding resumes later.
+                retry_at = report.retry_at or time.time() + 30
+                when = time.strftime("%H:%M:%S", time.localtime(retry_at))
+                engine.state = "embedding"
+                engine.state_message = f"{report.unavailable}; lexical results only, retrying at {when}"
+                end_message = engine.state_message
+                self._retry_at = retry_at
+                log.warning("%s", engine.state_message)
+            elif report.cancelled:
                 end_message = "embedding cancelled: lexical search works; reindex to resume"
                 engine.state = "embedding"
             else:

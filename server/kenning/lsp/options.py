@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.config import DEFAULT_MAX_FILE_SIZE, Config
+from kenning.embedding.endpoint_config import EndpointSettings, parse_endpoint_settings
 
 LOG_LEVELS = ("error", "warning", "info", "debug")
 
@@ -27,6 +28,7 @@ class Options:
     max_results: int = 20
     symbol_limit: int = 200
     log_level: str = "info"
+    embedding: EndpointSettings | None = None  # the `embedding` object: an OpenAI-compatible server
 
     def config_for(self, folder: Path, *, several_folders: bool) -> Config:
         store: Path | None = None
@@ -46,6 +48,7 @@ class Options:
             exclude=self.exclude,
             max_file_size=self.max_file_size,
             embed_threads=self.embed_threads,
+            embedding=self.embedding,
         )
 
 
@@ -94,4 +97,10 @@ def parse_options(raw: Any, base: Options | None = None) -> tuple[Options, list[
                 f"kenning: setting {key} must be {wanted}, not {value!r}; using {getattr(defaults, name)!r}"
             )
             changes[name] = getattr(defaults, name)
+    if "embedding" in raw:
+        # One object, parsed as the CLI's --embed-* flags are; a bad url/model/keyEnv means the
+        # local model (code goes nowhere the user did not clearly name).
+        embedding, embed_problems = parse_endpoint_settings(raw["embedding"])
+        changes["embedding"] = embedding
+        problems.extend(f"kenning: setting {p}" for p in embed_problems)
     return dataclasses.replace(base, **changes), problems

@@ -183,4 +183,6 @@ def status_to_wire(folder_uri: str, status: Any) -> dict[str, Any]:
     }
     if status.message:
         out["message"] = status.message
+    if getattr(status, "embedder", None):
+        out["embeddingEndpoint"] = status.embedder  # the host that receives code
     return out

@@ -33,6 +33,7 @@ M.methods = {
 ---@field pending integer
 ---@field skipped integer
 ---@field message? string
+---@field embeddingEndpoint? string the host that receives code for embedding, if not local
 
 --- The last `kenning/indexStatus` of each folder, by client id and folder URI.
 ---@type table<integer, table<string, kenning.IndexStatus>>
@@ -166,6 +167,9 @@ function M.format_status(status)
     status.pending,
     status.skipped
   )
+  if status.embeddingEndpoint and status.embeddingEndpoint ~= vim.NIL then
+    line = line .. ' — code embedded at ' .. status.embeddingEndpoint
+  end
   if status.message and status.message ~= vim.NIL then
     line = line .. ' — ' .. status.message
   end
