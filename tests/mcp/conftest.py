@@ -1,0 +1,99 @@
+"""Helpers for driving a real ``kenning mcp`` process with the MCP SDK's own client over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from kenning.store.lock import LockHeld, WriterLock
+
+MCP_CMD = [sys.executable, "-m", "kenning", "mcp"]
+
+
+def mcp_args(*roots: Path) -> list[str]:
+    args = ["-m", "kenning", "mcp"]
+    for r in roots:
+        args += ["--root", str(r)]
+    return args
+
+
+class Session:
+    """A connected SDK client plus the server's stderr, with small conveniences for the tests."""
+
+    def __init__(self, client: ClientSession, errlog: Any) -> None:
+        self.client = client
+        self._errlog = errlog
+
+    async def call(self, name: str, args: dict[str, Any], timeout: float = 120.0) -> tuple[bool, str]:
+        res = await self.client.call_tool(name, args, read_timeout_seconds=timeout)
+        assert res.content and res.content[0].type == "text"
+        return bool(res.is_error), res.content[0].text
+
+    async def ok(self, name: str, args: dict[str, Any], timeout: float = 120.0) -> str:
+        is_error, text = await self.call(name, args, timeout)
+        assert not is_error, text
+        return text
+
+    async def json(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        res = await self.client.call_tool(name, {**args, "format": "json"}, read_timeout_seconds=120)
+        assert not res.is_error, res.content
+        assert res.structured_content is not None
+        assert json.loads(res.content[0].text) == res.structured_content
+        return res.structured_content
+
+    async def wait_embedded(self, timeout: float = 180.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            status = await self.json("index_status", {})
+            roots = status["roots"]
+            if all(r["state"] == "ready" and r["pending"] == 0 and r["chunks"] for r in roots):
+                return status
+            assert time.monotonic() < deadline, f"index not ready: {status}"
+            await anyio.sleep(0.3)
+
+    def stderr(self) -> str:
+        self._errlog.flush()
+        self._errlog.seek(0)
+        return str(self._errlog.read())
+
+
+@asynccontextmanager
+async def mcp_session(*roots: Path, cwd: Path | None = None) -> AsyncIterator[Session]:
+    params = StdioServerParameters(
+        command=sys.executable, args=mcp_args(*roots), env=dict(os.environ), cwd=cwd
+    )
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as client:
+                await client.initialize()
+                yield Session(client, errlog)
+
+
+def lock_free(store_dir: Path) -> bool:
+    lock = WriterLock(store_dir)
+    try:
+        lock.acquire()
+    except LockHeld:
+        return False
+    lock.release()
+    return True
+
+
+def wait_lock_free(store_dir: Path, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if lock_free(store_dir):
+            return True
+        time.sleep(0.1)
+    return False
