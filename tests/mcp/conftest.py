@@ -74,10 +74,33 @@ async def mcp_session(*roots: Path, cwd: Path | None = None) -> AsyncIterator[Se
         command=sys.executable, args=mcp_args(*roots), env=dict(os.environ), cwd=cwd
     )
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as client:
-                await client.initialize()
-                yield Session(client, errlog)
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            yield Session(client, errlog)
+
+
+def write_many(root: Path, files: int, defs: int = 10) -> Path:
+    """A tree big enough that its first scan (and embedding) takes a while on a small machine."""
+
+    def word(n: int) -> str:  # digits would be split off by the lexical index: letters only
+        return "".join(chr(ord("a") + int(d)) for d in str(n))
+
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        (root / f"m{i}.py").write_text(
+            "".join(f"def mod{word(i)}_fn{word(j)}(x):\n    return x * {j} + {i}\n\n\n" for j in range(defs))
+        )
+    return root
+
+
+def holder_pid(store_dir: Path) -> int | None:
+    """The pid the writer lock file names (who holds it, or last held it)."""
+    try:
+        text = (store_dir / "lock").read_text()
+    except OSError:
+        return None
+    parts = text.split()
+    return int(parts[1]) if len(parts) > 1 and parts[0] == "pid" and parts[1].isdigit() else None
 
 
 def lock_free(store_dir: Path) -> bool:

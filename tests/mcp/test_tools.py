@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.mcp.conftest import mcp_session
+from tests.mcp.conftest import mcp_session, write_many
 
 TOOLS = {"search_code", "find_symbol", "find_similar", "index_status", "read_span"}
 
@@ -113,16 +113,7 @@ async def test_the_output_budget_is_kept_and_says_what_it_left_out(tmp_path: Pat
 
 
 async def test_still_embedding_answers_lexically_and_says_so(tmp_path: Path) -> None:
-    ws = tmp_path / "big"
-    ws.mkdir()
-
-    def word(n: int) -> str:  # digits would be split off by the lexical index: letters only
-        return "".join(chr(ord("a") + int(d)) for d in str(n))
-
-    for i in range(300):
-        (ws / f"m{i}.py").write_text(
-            "".join(f"def mod{word(i)}_fn{word(j)}(x):\n    return x * {j} + {i}\n\n\n" for j in range(10))
-        )
+    ws = write_many(tmp_path / "big", 300)
     async with mcp_session(ws) as s:
         text = await s.ok("search_code", {"query": "modhb_fnd"})
         if "lexical results only" in text or "embeddings in progress" in text:

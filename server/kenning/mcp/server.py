@@ -11,6 +11,7 @@ to change, including arguments the schema does not know.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
@@ -322,8 +323,28 @@ def build_server(roots: Roots, stopping: threading.Event) -> KenningMCP:
     return app
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+def _stop_on_signal(roots: Roots, stopping: threading.Event) -> Callable[[int, object], None]:
+    """SIGTERM/SIGINT: close every engine (graph saved, lock released), then leave at once.
+
+    Raising KeyboardInterrupt instead hangs: asyncio's shutdown waits for the worker thread
+    that is blocked reading stdin, which only an EOF ends.
+    """
+
+    def handler(signum: int, frame: object) -> None:
+        if stopping.is_set():
+            return
+        stopping.set()
+
+        def finish() -> None:
+            try:
+                roots.stop()
+            finally:
+                logging.shutdown()
+                os._exit(0)
+
+        threading.Thread(target=finish, name="kenning-mcp-exit", daemon=True).start()
+
+    return handler
 
 
 def run(paths: Sequence[Path], config_for: Callable[[Path], Config]) -> int:
@@ -332,13 +353,11 @@ def run(paths: Sequence[Path], config_for: Callable[[Path], Config]) -> int:
     roots = Roots(paths, config_for)
     stopping = threading.Event()
     app = build_server(roots, stopping)
-    # Clients end servers with SIGTERM: leave through the same cleanup as an EOF on stdin.
-    signal.signal(signal.SIGTERM, _interrupt)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stop_on_signal(roots, stopping))
     roots.start()
     try:
         anyio.run(app.run_stdio_async)
-    except KeyboardInterrupt:
-        pass
     finally:
         stopping.set()
         roots.stop()
