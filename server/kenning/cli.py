@@ -353,12 +353,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser(
-        "mcp",
-        parents=[common],
-        conflict_handler="resolve",
-        help="serve the index to coding agents (MCP, stdio)",
-    )
+    p = sub.add_parser("mcp", help="serve the index to coding agents (MCP over stdio)")
+    # The common options but a repeatable --root (conflict_handler="resolve" would rewrite the
+    # shared --root action of every other command, so the others are copied one by one).
+    for action in common._actions:
+        if "--root" not in action.option_strings:
+            p._add_action(action)
     p.add_argument("--root", action="append", metavar="DIR", help="a workspace root (repeatable; default: .)")
     p.set_defaults(func=cmd_mcp)
     return parser
