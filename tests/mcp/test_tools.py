@@ -199,3 +199,24 @@ async def test_bad_arguments_come_back_as_tool_errors_that_say_what_to_change(wo
         # The session survived every one of them.
         assert "UploadRetryPolicy" in await s.ok("find_symbol", {"query": "UploadRetryPolicy"})
         assert "Traceback" not in s.stderr()
+
+
+async def test_several_roots_answer_together_with_absolute_paths(workspace: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "billing.py").write_text(
+        'def compute_invoice_total(lines):\n    """Add up the price of every line of an invoice."""\n'
+        "    return sum(line.price for line in lines)\n"
+    )
+    async with mcp_session(workspace, other) as s:
+        status = await s.json("index_status", {})
+        assert [r["root"] for r in status["roots"]] == [str(workspace), str(other)]
+        await s.wait_embedded()
+        hits = (await s.json("search_code", {"query": "invoice total", "mode": "lexical"}))["results"]
+        assert hits[0]["path"] == str(other / "billing.py")
+        symbols = await s.ok("find_symbol", {"query": "compute_invoice_total"})
+        assert f"{other / 'billing.py'}:1-3" in symbols
+        both = await s.json("find_symbol", {"query": "o", "limit": 50})
+        assert {Path(r["path"]).parent for r in both["results"]} >= {workspace, other}
+        span = await s.ok("read_span", {"path": "billing.py", "start_line": 1, "end_line": 1})
+        assert span.splitlines()[0] == f"{other / 'billing.py'}:1-1 (3 lines in the file)"
