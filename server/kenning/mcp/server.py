@@ -90,7 +90,7 @@ MaxChars = Annotated[
 ]
 Format = Annotated[
     Literal["text", "json"],
-    Field(description="'text': compact lines for reading (default); 'json': the same hits as JSON."),
+    Field(description="'text': compact lines to read (default); 'json': the same answer as JSON."),
 ]
 FilePath = Annotated[
     str,
