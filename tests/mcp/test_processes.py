@@ -83,7 +83,7 @@ async def test_lsp_mcp_and_cli_share_one_index(workspace: Path) -> None:
 
             # The language server leaves: the MCP server takes over writing and keeps it fresh.
             assert lsp.close() == 0
-            await until(s, "index_status", {}, "(writer)", timeout=30)
+            await until(s, "index_status", {}, "(writer)", timeout=60)
             assert not lock_free(store)
             (workspace / "shipping.py").write_text("def schedule_shipment(order):\n    return order\n")
             await until(s, "find_symbol", {"query": "schedule_shipment"}, "shipping.py:1-2")
