@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -425,6 +426,27 @@ class Runner:
 
         self.r["endpoint"] = measure(self.ws, self.work, self.plan.name)
 
+    def mcp(self) -> None:
+        """``kenning mcp`` tool-call latency and answer sizes (bench/mcp_latency.py)."""
+        from bench.mcp_latency import measure
+
+        if not (self.ws / ".kenning" / "kenning.sqlite3").exists():  # --only mcp: index it first
+            subprocess.run([sys.executable, "-m", "kenning", "index", "-q", str(self.ws)], check=True)
+        search_q, symbol_q = self._queries()
+        n = max(self.plan.latency_queries // 2, 5)
+        got = measure(self.ws, search_q[:n], symbol_q[:n], rounds=1)
+        self.r["mcp"] = got
+        lat, size = got["latency_ms"], got["answer_chars"]
+        log(
+            "mcp: search_code p50 {:.0f} ms p95 {:.0f} ms; default answer {:.0f} chars vs {:.0f} as plain"
+            " text".format(
+                lat["search_code"]["p50"],
+                lat["search_code"]["p95"],
+                size["search_code_default"],
+                size["same_hits_plain_text"],
+            )
+        )
+
 
 def _get_list(r: dict[str, Any], *path: str) -> list[Any]:
     node: Any = r
@@ -458,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,quality,endpoint",
+        help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,quality,endpoint,mcp",
     )
     parser.add_argument("--fail-fast", action="store_true")
     args = parser.parse_args(argv)
@@ -491,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         ("symbols", runner.symbols),
         ("quality", runner.quality),
         ("endpoint", runner.endpoint),
+        ("mcp", runner.mcp),
     ]
     only = set(args.only.split(",")) | {"corpus"} if args.only else None
     try:

@@ -350,6 +350,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run(tcp=args.tcp)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from kenning.mcp.server import run
+
+    roots = [Path(r).expanduser() for r in (args.root or ["."])]
+    for root in roots:
+        if not root.is_dir():
+            raise SystemExit(f"kenning: {root} is not a directory")
+    config = _config(args)
+    return run([r.resolve() for r in roots], lambda _root: config)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--root", help="workspace root (default: the current directory)")
@@ -433,6 +444,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the language server (stdio)")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("mcp", help="serve the index to coding agents (MCP over stdio)")
+    # The common options but a repeatable --root (conflict_handler="resolve" would rewrite the
+    # shared --root action of every other command, so the others are copied one by one).
+    for action in common._actions:
+        if "--root" not in action.option_strings:
+            p._add_action(action)
+    p.add_argument("--root", action="append", metavar="DIR", help="a workspace root (repeatable; default: .)")
+    p.set_defaults(func=cmd_mcp)
     return parser
 
 
