@@ -269,22 +269,22 @@ def _entries_for(
     skips = {path_to_text(p): r for p, r in found.skipped.items()}
     present = {path_to_text(e.path) for e in found.files} | set(skips)
     wanted_text = {path_to_text(p).strip("/") for p in wanted}
-    if all(w in known for w in wanted_text):  # the usual case: saves of indexed files
-        affected = [known[w] for w in wanted_text]
-    else:  # some are directories (or new): their stored descendants are affected too
-        affected = [row for p, row in known.items() if _at_or_below(p, wanted_text)]
+    affected = [known[w] for w in wanted_text if w in known]
+    # A path the index does not hold as a file may be a directory it holds files under (a
+    # deleted or renamed directory): those are affected too. One range query on the unique
+    # path index each, instead of testing every stored path (0.4 s at 50k files).
+    below = [w for w in wanted_text if w not in known]
+    if below:
+        assert engine.db is not None
+        conn = engine.db.reader()
+        for w in below:
+            for (path,) in conn.execute(
+                "SELECT path FROM files WHERE path > ? AND path < ?", (w + "/", w + "0")
+            ):
+                if path in known:
+                    affected.append(known[path])
     gone = [row.id for row in affected if row.path not in present]
     return found.files, skips, gone
-
-
-def _at_or_below(path: str, dirs: set[str]) -> bool:
-    if path in dirs:
-        return True
-    while "/" in path:
-        path = path.rpartition("/")[0]
-        if path in dirs:
-            return True
-    return False
 
 
 def _record_skip(

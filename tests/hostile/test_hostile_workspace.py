@@ -295,10 +295,6 @@ def test_path_longer_than_path_max_is_skipped_with_a_reason(
     assert client.close() == 0
 
 
-@pytest.mark.xfail(
-    reason="needs the store half of #16 (the read-only SQLite URI is not escaped for # ? %)",
-    strict=False,
-)
 def test_workspace_path_with_uri_characters(
     tmp_path: Path,
     tiny_model: Path,  # noqa: F811

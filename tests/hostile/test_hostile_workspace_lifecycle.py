@@ -198,8 +198,21 @@ def test_searches_in_flight_while_folders_close(
 ) -> None:
     root = tmp_path / "ws"
     generate_workspace(root, 300)
-    client = start_server(root, {"model": str(tiny_model)}, watch_files=True)
+    # A crash here was SQLite connections closed under a running statement (segfault): the
+    # fault handler puts the threads' stacks in stderr, which the failure message shows.
+    client = start_server(root, {"model": str(tiny_model)}, env={"PYTHONFAULTHANDLER": "1"}, watch_files=True)
     client.wait_state("ready", timeout=90)
+    try:
+        _storm(client, root)
+    except TimeoutError as exc:
+        raise AssertionError(
+            f"{exc}; server exit {client.proc.poll()}:\n{''.join(client.stderr_lines[-60:])}"
+        ) from None
+    assert client.alive()
+    assert client.close() == 0
+
+
+def _storm(client: Client, root: Path) -> None:
     ids = []
     for round_ in range(6):
         for i in range(25):
@@ -218,5 +231,3 @@ def test_searches_in_flight_while_folders_close(
         assert "result" in reply or reply["error"]["code"] not in (-32603,), reply
         assert "AssertionError" not in str(reply)
     assert found(client, "helper_0") is not None
-    assert client.alive()
-    assert client.close() == 0

@@ -85,7 +85,13 @@ class FolderIndex:
         # Directories below the root that are workspace folders of their own: each file is
         # indexed once, by the innermost folder (whose index receives that file's events).
         self.exclude_dirs: tuple[str, ...] = ()
-        self.closing = False  # set before the engine closes: requests in flight skip this folder
+        # Requests read the engine from other threads. Closing it under them is not just an
+        # error: SQLite connections closed while another thread runs a statement on them crash
+        # the process. So a request registers (begin_read/end_read), a closing folder takes no
+        # new ones, and the engine closes only when the last one has left.
+        self.closing = False
+        self._readers = 0
+        self._reading = threading.Condition()
         # The embedding endpoint is down: a quiet job resumes embedding at this time.time().
         self._retry_at: float | None = None
 
@@ -124,16 +130,42 @@ class FolderIndex:
         """Stop the running job at its next checkpoint (lexical rows already written stay)."""
         self._cancel.set()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        with self._cond:
+    def mark_closing(self) -> None:
+        """Take no new requests (the ones in flight finish first; see ``stop``)."""
+        with self._reading:
             self.closing = True
+
+    def begin_read(self) -> bool:
+        """Register a request that reads the engine; False when the folder is closing or not open."""
+        with self._reading:
+            if self.closing or not self.usable:
+                return False
+            self._readers += 1
+            return True
+
+    def end_read(self) -> None:
+        with self._reading:
+            self._readers -= 1
+            if self._readers <= 0:
+                self._reading.notify_all()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.mark_closing()
+        with self._cond:
             self._stop = True
             self._cancel.set()
             self._cond.notify()
         if self._thread.is_alive():
             self._thread.join(timeout)
-        if not self._thread.is_alive():
-            self._close_engine()
+        if self._thread.is_alive():
+            return
+        with self._reading:
+            # Requests are short (and cancellable); one that outlives this is stuck, and
+            # leaving the engine open is better than closing connections under it.
+            if not self._reading.wait_for(lambda: self._readers <= 0, timeout=30.0):
+                log.error("%s: a request is still reading its index; not closing it", self.root)
+                return
+        self._close_engine()
 
     @property
     def usable(self) -> bool:
@@ -152,16 +184,14 @@ class FolderIndex:
         return True
 
     def status(self) -> Status:
-        db = self.engine.db
-        if self.usable and db is not None:
-            try:
-                with db.in_use():
-                    return self.engine.status()
-            except Exception:
-                # The folder was removed between the check and the read (its database is
-                # closed now): it has nothing to report, like a folder not yet open.
-                if not (self.closing or self.engine.db is None):
-                    raise
+        if not self.begin_read():
+            return self._placeholder_status()
+        try:
+            return self.engine.status()
+        finally:
+            self.end_read()
+
+    def _placeholder_status(self) -> Status:
         return Status(
             state="error" if self.open_error else "scanning",
             files=0,

@@ -260,7 +260,7 @@ class KenningServer(LanguageServer):
         with self.folders_lock:
             folder = self.folders.pop(uri, None)
         if folder is not None:
-            folder.closing = True  # requests in flight skip it from now on
+            folder.mark_closing()  # no new requests; the ones in flight finish before it closes
             threading.Thread(target=folder.stop, daemon=True).start()
             log.info("workspace folder %s removed", uri[:200])
             self._update_nesting()
@@ -570,11 +570,12 @@ class _FolderClosed(Exception):
 
 @contextlib.contextmanager
 def _unless_closed(folder: FolderIndex) -> Iterator[None]:
-    """Turn any failure of a folder closed mid-request into _FolderClosed: a request that was
-    in flight when its folder went away answers without that folder, never -32603.
-
-    The folder's database is held open meanwhile: closing it under a reading thread would crash
-    the process, so the folder's close waits for the request to finish."""
+    """Read a folder's engine for one request. The folder is not closed while the request runs
+    (FolderIndex.begin_read), nor is its database (``Database.in_use``: the engine may also reopen
+    its store, as after ``git clean -fdx``); a folder already closing, or any failure caused by
+    its closing, becomes _FolderClosed: the request answers without that folder, never -32603."""
+    if not folder.begin_read():  # closing, or not open yet: the engine must not be touched
+        raise _FolderClosed
     db = folder.engine.db
     try:
         if db is None:
@@ -588,6 +589,8 @@ def _unless_closed(folder: FolderIndex) -> Iterator[None]:
             log.info("%s was closed during a request; answering without it", display_path(folder.root))
             raise _FolderClosed from None
         raise
+    finally:
+        folder.end_read()
 
 
 async def _run_cancellable(ls: KenningServer, work: Callable[[threading.Event], Any]) -> Any:
