@@ -324,8 +324,12 @@ def test_a_shipped_store_is_never_opened_or_written(
 # -- "planted": git replaced files inside the user's own store ----------------------------------
 
 
-def _own_store(root: Path, model: Path) -> Path:
-    out = kenning("index", str(root), "--model", str(model), "-q")
+@pytest.fixture(scope="module")
+def own_store(tmp_path_factory: pytest.TempPathFactory, tiny_model: Path) -> Path:  # noqa: F811
+    """A store the user's kenning built (this test session's key) for the workspace's files;
+    each case gets a copy, which stays authentic: nothing in it is bound to where it lies."""
+    root = write_workspace(tmp_path_factory.mktemp("own") / "repo", WORKSPACE_FILES)
+    out = kenning("index", str(root), "--model", str(tiny_model), "-q")
     assert out.returncode == 0, out.stderr
     return root / ".kenning"
 
@@ -406,11 +410,12 @@ def test_files_planted_in_the_users_store_are_set_aside(
     tmp_path: Path,
     canary: Canary,
     attacker_store: Path,
+    own_store: Path,
     tiny_model: Path,  # noqa: F811
     start_server: StartServer,  # noqa: F811
 ) -> None:
     def prepare(root: Path, canary: Canary) -> None:
-        store = _own_store(root, tiny_model)
+        store = Path(shutil.copytree(own_store, root / ".kenning", symlinks=True))
         PLANTED[case](store, canary, attacker_store)
 
     cli_root, server_root = run_case(tmp_path, canary, tiny_model, start_server, prepare)
