@@ -210,7 +210,8 @@ class Encoder:
     def embed_query(self, text: str) -> np.ndarray:
         """The ``(dim,)`` float32 vector of one query; applies the query prefix."""
         vectors: np.ndarray = self._embed([text], self.spec.query_prefix, None)
-        return vectors[0]
+        first: np.ndarray = vectors[0]
+        return first
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens each text takes as a document (with the document prefix and the special
@@ -247,7 +248,9 @@ class Encoder:
             "attention_mask": mask,
             "token_type_ids": np.zeros_like(input_ids),  # single-segment inputs
         }
-        feed = {name: arrays[name].astype(dtype, copy=False) for name, dtype in self._inputs}
+        feed: dict[str, np.ndarray] = {
+            name: arrays[name].astype(dtype, copy=False) for name, dtype in self._inputs
+        }
         (hidden,) = self._session.run([self._output], feed)
         return _pool(
             hidden, mask, self.spec.pooling if self._output_rank == 3 else "none", self.spec.normalize
@@ -418,7 +421,7 @@ def _load_optimized(
     source_sha: str,
     spec: ModelSpec,
     options: ort.SessionOptions,
-    make: Callable[[ort.InferenceSession, str], Encoder],
+    make: Callable[[ort.InferenceSession, str, int | None], Encoder],
     variant: str,
 ) -> Encoder | None:
     """The encoder on the optimised graph, or None ("auto" only) when it cannot be had."""
@@ -441,7 +444,7 @@ def _load_optimized(
         started = time.perf_counter()
         # A source that does not load is the model's fault, not the recipe's: ModelError
         # propagates from here (and is not remembered as a failed build).
-        original = make(_session(source, options, spec.onnx_path), ORIGINAL)
+        original = make(_session(source, options, spec.onnx_path), ORIGINAL, None)
         data, ops = optimize_graph(source)
         try:
             open_candidate(data)

@@ -36,7 +36,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import onnx
@@ -348,7 +348,7 @@ def _through_scalar_scaling(g: _Graph, name: str, scale: list[float]) -> onnx.No
     while node is not None and node.op_type in ("Mul", "Div"):
         factor = g.scalar(node.input[1])
         if factor is None or factor == 0.0:
-            return node
+            return cast("onnx.NodeProto", node)
         scale[0] *= factor if node.op_type == "Mul" else 1.0 / factor
         node = g.producer.get(node.input[0])
     return node

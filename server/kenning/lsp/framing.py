@@ -49,7 +49,10 @@ class BoundedStdinReader(StdinAsyncReader):
         self._on_refused = on_refused
 
     def readline(self) -> Awaitable[bytes]:
-        return self.loop.run_in_executor(self.executor, self.stdin.readline, MAX_HEADER_LINE)
+        line: Awaitable[bytes] = self.loop.run_in_executor(
+            self.executor, self.stdin.readline, MAX_HEADER_LINE
+        )
+        return line
 
     def readexactly(self, n: int) -> Awaitable[bytes]:
         if n <= MAX_MESSAGE_BYTES:

@@ -15,6 +15,8 @@ from typing import Any
 from kenning.languages import is_known_language
 from kenning.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES, Hit, SearchError, SearchQuery, path_spec
 
+__all__ = ["MAX_QUERY_CHARS"]  # re-exported: the LSP layer's one limit on query length
+
 SEMANTIC_SEARCH = "workspace/semanticSearch"
 SIMILAR = "kenning/similar"
 INDEX_STATUS = "kenning/indexStatus"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -20,7 +21,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar, cast
 
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -190,7 +191,7 @@ class KenningServer(LanguageServer):
         """pygls' stdio server, reading through a reader that bounds every message."""
         self._stop_event = threading.Event()
         reader = BoundedStdinReader(
-            stdin or sys.stdin.buffer, self.thread_pool, self.protocol.refuse_oversized
+            stdin or sys.stdin.buffer, self.thread_pool, cast(KenningProtocol, self.protocol).refuse_oversized
         )
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
@@ -208,7 +209,7 @@ class KenningServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
-            self.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     def call_on_loop(self, fn: Callable[[], Any]) -> None:
         loop = self.loop
@@ -335,14 +336,10 @@ class _Reporter:
         for problem in (folder.open_error, folder.engine.model_error):
             if problem and problem not in self.shown:
                 self.shown.add(problem)
-                message = f"kenning: {problem}"
-                self.server.call_on_loop(
-                    lambda m=message: self.server.window_show_message(
-                        T.ShowMessageParams(type=T.MessageType.Error, message=m)
-                    )
-                )
+                params = T.ShowMessageParams(type=T.MessageType.Error, message=f"kenning: {problem}")
+                self.server.call_on_loop(functools.partial(self.server.window_show_message, params))
 
-    def progress_begin(self, folder: FolderIndex, title: str) -> object | None:
+    def progress_begin(self, folder: FolderIndex, title: str) -> str | None:
         server = self.server
         if not server.supports_progress() or server.loop is None:
             return None
@@ -361,7 +358,7 @@ class _Reporter:
         )
         return token
 
-    def progress_report(self, token: object, message: str, percentage: int) -> None:
+    def progress_report(self, token: str, message: str, percentage: int) -> None:
         server = self.server
         server.call_on_loop(
             lambda: server.work_done_progress.report(
@@ -369,7 +366,7 @@ class _Reporter:
             )
         )
 
-    def progress_end(self, token: object, message: str) -> None:
+    def progress_end(self, token: str, message: str) -> None:
         server = self.server
 
         def end() -> None:
@@ -378,7 +375,7 @@ class _Reporter:
 
         server.call_on_loop(end)
 
-    def progress_cancelled(self, token: object) -> bool:
+    def progress_cancelled(self, token: str) -> bool:
         fut = self.server.work_done_progress.tokens.get(token)
         return fut is not None and fut.cancelled()
 
@@ -568,6 +565,9 @@ class _FolderClosed(Exception):
     """The folder was removed (its index closed) while a request was reading it."""
 
 
+_R = TypeVar("_R")
+
+
 @contextlib.contextmanager
 def _unless_closed(folder: FolderIndex) -> Iterator[None]:
     """Read a folder's engine for one request. The folder is not closed while the request runs
@@ -593,7 +593,7 @@ def _unless_closed(folder: FolderIndex) -> Iterator[None]:
         folder.end_read()
 
 
-async def _run_cancellable(ls: KenningServer, work: Callable[[threading.Event], Any]) -> Any:
+async def _run_cancellable(ls: KenningServer, work: Callable[[threading.Event], _R]) -> _R:
     """Run blocking work in kenning's pool; a cancelled request stops it at its next checkpoint."""
     cancel = threading.Event()
     loop = asyncio.get_running_loop()
@@ -607,7 +607,7 @@ async def _run_cancellable(ls: KenningServer, work: Callable[[threading.Event], 
 def _merged(
     ls: KenningServer, responses: list[tuple[FolderIndex, SearchResponse]], limit: int
 ) -> dict[str, Any]:
-    hits = []
+    hits: list[tuple[float, dict[str, Any]]] = []
     lexical_only = False
     for folder, response in responses:
         lexical_only = lexical_only or response.lexical_only

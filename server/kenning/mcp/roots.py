@@ -80,16 +80,16 @@ class _Reporter:
                 self._cond.wait(min(left, 0.1))
             return True
 
-    def progress_begin(self, folder: FolderIndex, title: str) -> object | None:
+    def progress_begin(self, folder: FolderIndex, title: str) -> str | None:
         return None
 
-    def progress_report(self, token: object, message: str, percentage: int) -> None:
+    def progress_report(self, token: str, message: str, percentage: int) -> None:
         pass
 
-    def progress_end(self, token: object, message: str) -> None:
+    def progress_end(self, token: str, message: str) -> None:
         pass
 
-    def progress_cancelled(self, token: object) -> bool:
+    def progress_cancelled(self, token: str) -> bool:
         return False
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -711,7 +712,7 @@ class Database:
     def all_symbols(self, conn: sqlite3.Connection | None = None) -> list[SymbolRow]:
         return [SymbolRow(*r) for r in self.iter_symbols(conn)]
 
-    def iter_symbols(self, conn: sqlite3.Connection | None = None) -> Iterator[tuple]:
+    def iter_symbols(self, conn: sqlite3.Connection | None = None) -> Iterator[tuple[Any, ...]]:
         """Every symbol as a plain tuple in ``SymbolRow`` field order, by id."""
         return iter(
             self._r(conn).execute(
