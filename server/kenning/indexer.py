@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +24,10 @@ from kenning.engine import Engine
 from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
 from kenning.store.db import EMBEDDED_THROUGH, NewChunk, NewSymbol
+
+if TYPE_CHECKING:
+    from kenning.embedding import Encoder
+    from kenning.embedding.shared import ModelCache
 from kenning.workspace import FileEntry, SkipReason, SourceText, discover, read_source
 
 log = logging.getLogger(__name__)
@@ -36,6 +43,16 @@ SAVE_VECTORS_EVERY_S = 30.0
 # saved edit cost 0.2-0.4 s at 100k chunks and held up the next edit. A crash in between loses
 # nothing: the next start reconciles the older file with the vectors stored in SQLite.
 SAVE_VECTORS_MIN_ADDED = 1000
+PACK_IMPORTED = "pack_imported"  # meta: path, size, mtime and model of the last imported pack
+SHARED_ORIGIN_PACK = 1  # kenning.embedding.shared.ORIGIN_PACK, without importing it eagerly
+
+# Meta counters of where the store's vectors came from, since its model was bound: chunks that
+# reused a vector the store held, vectors computed, taken from the shared cache, from a pack.
+ORIGIN_STORE = "origin_store"
+ORIGIN_COMPUTED = "origin_computed"
+ORIGIN_SHARED = "origin_shared_cache"
+ORIGIN_PACK = "origin_pack"
+ORIGIN_KEYS = (ORIGIN_COMPUTED, ORIGIN_STORE, ORIGIN_SHARED, ORIGIN_PACK)
 
 Progress = Callable[["IndexProgress"], None]
 ShouldStop = Callable[[], bool]
@@ -70,14 +87,18 @@ class ScanReport:
     files_written: int = 0  # rows written for skipped files (new or changed reason)
     chunks_added: int = 0
     chunks_removed: int = 0
+    chunks_reused: int = 0  # added chunks whose vector the store already held (no model call)
     skipped: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
 
 @dataclass(slots=True)
 class EmbedReport:
-    embedded: int = 0
+    embedded: int = 0  # vectors computed by the model in this pass
     cached: int = 0
+    from_shared: int = 0  # vectors taken from the shared cache (computed by another store)
+    from_pack: int = 0  # ... of which a pack had brought there
+    pack_imported: int = 0  # vectors a pack import added to the shared cache in this pass
     cancelled: bool = False
     seconds: float = 0.0
 
@@ -201,6 +222,11 @@ def _scan(
         if progress is not None:
             progress(IndexProgress("scanning", files_done=done, files_total=total))
     _apply_to_vectors(engine, removed_ids, added_ids)
+    if added_ids:
+        report.chunks_reused = db.count_embedded(added_ids)
+        if report.chunks_reused:
+            with db.transaction() as conn:
+                db.add_to_meta(conn, {ORIGIN_STORE: report.chunks_reused})
     if _changed(report):
         engine.bump_generation()
     report.seconds = time.monotonic() - started
@@ -387,6 +413,9 @@ def _embed_pending(
             engine.save_vectors()  # removals by the scan, if any (a no-op when unchanged)
         report.seconds = time.monotonic() - started
         return report
+    shared = shared_cache(engine, encoder)
+    if shared is not None:
+        report.pack_imported = _import_configured_pack(engine, shared)
     counts = db.counts()
     total_pending = counts["pending"]
     done_before = counts["embedded"]
@@ -406,13 +435,29 @@ def _embed_pending(
             inputs.setdefault(key, embed_input(path, header, text))
         rows = []
         keys = list(inputs)
-        try:
-            vecs = encoder.embed_documents([inputs[k] for k in keys], should_stop=should_stop)
-        except EmbeddingCancelled:
-            report.cancelled = True
-            break
+        hits = shared.lookup(keys) if shared is not None else {}
+        missing = [k for k in keys if k not in hits]
+        vecs = np.empty((len(keys), encoder.dim), dtype=np.float32)
+        computed = np.empty((0, encoder.dim), dtype=np.float32)
+        if missing:
+            try:
+                computed = encoder.embed_documents([inputs[k] for k in missing], should_stop=should_stop)
+            except EmbeddingCancelled:
+                report.cancelled = True
+                break
+        row_of = {k: i for i, k in enumerate(keys)}
+        for i, k in enumerate(missing):
+            vecs[row_of[k]] = computed[i]
+        from_pack = 0
+        for k, (blob, origin) in hits.items():
+            vecs[row_of[k]] = np.frombuffer(blob, dtype="<f2")
+            from_pack += origin == SHARED_ORIGIN_PACK
         with db.transaction() as conn:
             db.put_embeddings(conn, keys, vecs)
+            db.add_to_meta(
+                conn,
+                {ORIGIN_COMPUTED: len(missing), ORIGIN_SHARED: len(hits) - from_pack, ORIGIN_PACK: from_pack},
+            )
             id_keys = db.chunk_ids_for_keys(keys, conn)
             # Every chunk up to this batch's last one now has a vector: the walk is in id order
             # from the mark and took every pending chunk on its way.
@@ -420,8 +465,12 @@ def _embed_pending(
         index_of = {k: i for i, k in enumerate(keys)}
         ids = np.asarray([cid for cid, _ in id_keys], dtype=np.uint64)
         vectors.add(ids, vecs[[index_of[k] for _, k in id_keys]])
+        if shared is not None and missing:
+            shared.put(missing, computed)  # after the store's commit: the store is the truth
         done += len(id_keys)
-        report.embedded += len(keys)
+        report.embedded += len(missing)
+        report.from_shared += len(hits)
+        report.from_pack += from_pack
         if progress is not None:
             elapsed = time.monotonic() - started
             rate = done / elapsed if elapsed > 0 else 0.0
@@ -437,6 +486,8 @@ def _embed_pending(
         if time.monotonic() - last_save > SAVE_VECTORS_EVERY_S:
             engine.save_vectors()
             last_save = time.monotonic()
+    if shared is not None:
+        shared.flush()
     if not report.cancelled:
         _record_embedded_through(engine, int(db.get_meta(EMBEDDED_THROUGH) or 0))
     if (
@@ -448,6 +499,58 @@ def _embed_pending(
         engine.save_vectors()
     report.seconds = time.monotonic() - started
     return report
+
+
+def shared_cache(engine: Engine, encoder: Encoder) -> ModelCache | None:
+    """The shared cache's vectors for the engine's model, opened once; None when off or unusable."""
+    if not engine.config.shared_cache_on():
+        return None
+    from kenning.embedding.shared import SharedCache, SharedCacheError, model_identity
+
+    identity = model_identity(encoder.model_id, encoder.dim)
+    current = engine.shared_cache
+    if current is not None and current.identity == identity:
+        return None if current.broken else current
+    if engine.shared_cache_error is not None:
+        return None
+    try:
+        cache = SharedCache(max_bytes=engine.config.shared_cache_max)
+        engine.shared_cache = cache.model(identity, encoder.dim)
+    except (SharedCacheError, sqlite3.Error) as exc:
+        engine.shared_cache_error = str(exc)
+        log.warning("the shared embedding cache is off: %s", exc)
+        return None
+    return engine.shared_cache
+
+
+def _import_configured_pack(engine: Engine, shared: ModelCache) -> int:
+    """Import the configured pack into the shared cache, once per version of the pack file."""
+    from kenning.embedding.pack import PackError, import_pack
+
+    name = engine.config.import_pack
+    db = engine.db
+    if not name or db is None:
+        return 0
+    path = Path(name).expanduser()
+    if not path.is_absolute():
+        path = engine.root / path
+    try:
+        st = path.stat()
+    except OSError as exc:
+        log.warning("the index pack %s cannot be read (%s); embedding without it", path, exc)
+        return 0
+    stamp = f"{path}:{st.st_size}:{st.st_mtime_ns}:{shared.identity}"
+    if db.get_meta(PACK_IMPORTED) == stamp:
+        return 0
+    try:
+        result = import_pack(path, shared)
+    except PackError as exc:
+        log.warning("index pack not imported: %s", exc)
+        return 0
+    log.info("imported %d vectors from %s (%d were already cached)", result.added, path, result.already)
+    with db.transaction() as conn:
+        db.set_meta(conn, PACK_IMPORTED, stamp)
+    return result.added
 
 
 def _record_embedded_through(engine: Engine, recorded: int) -> None:
