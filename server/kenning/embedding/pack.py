@@ -44,7 +44,16 @@ import numpy as np
 from kenning import __version__
 from kenning.embedding.shared import ORIGIN_PACK, ModelCache, model_identity
 
-__all__ = ["FORMAT", "ImportReport", "PackError", "PackInfo", "export_store", "import_pack", "verify_pack"]
+__all__ = [
+    "FORMAT",
+    "ImportReport",
+    "PackError",
+    "PackInfo",
+    "export_store",
+    "import_pack",
+    "verify_pack",
+    "write_pack",
+]
 
 MAGIC = b"\x89KENNING-PACK\r\n\x1a\n"
 FORMAT = 1
@@ -153,6 +162,38 @@ def export_store(db_path: Path, dest: Path) -> PackInfo:
         model_id=model_id,
         dim=dim,
         count=count,
+        identity=model_identity(model_id, dim),
+        bytes=dest.stat().st_size,
+        checksum=digest.hexdigest(),
+    )
+
+
+def write_pack(dest: Path, model_id: str, dim: int, keys: list[bytes], vectors: np.ndarray) -> PackInfo:
+    """Write a pack from memory (sorted on the way): the export of anything not in a store."""
+    half = np.ascontiguousarray(vectors, dtype="<f2")
+    if half.shape != (len(keys), dim) or any(len(k) != KEY_BYTES for k in keys):
+        n = len(keys)
+        raise ValueError(f"expected {n} keys of {KEY_BYTES} bytes and vectors of shape ({n}, {dim})")
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    header = _header_bytes(model_id, dim, len(keys))
+    body = MAGIC + struct.pack("<I", len(header)) + header
+    body += b"".join(keys[i] for i in order) + half[order].tobytes()
+    digest = hashlib.blake2b(body, digest_size=DIGEST_BYTES)
+    dest = Path(dest).expanduser()
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(body + digest.digest())
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return PackInfo(
+        path=str(dest),
+        model_id=model_id,
+        dim=dim,
+        count=len(keys),
         identity=model_identity(model_id, dim),
         bytes=dest.stat().st_size,
         checksum=digest.hexdigest(),

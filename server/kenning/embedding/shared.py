@@ -315,7 +315,8 @@ class SharedCache:
     @staticmethod
     def _release_pages(conn: sqlite3.Connection) -> None:
         with contextlib.suppress(sqlite3.Error):
-            conn.execute("PRAGMA incremental_vacuum")
+            # executescript steps the pragma to completion; execute() frees a single page.
+            conn.executescript("PRAGMA incremental_vacuum;")
             # The WAL holds copies of the pages just freed; fold it back so the disk shrinks.
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
