@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import struct
 import tempfile
 import time
@@ -204,17 +205,18 @@ def write_pack(dest: Path, model_id: str, dim: int, keys: list[bytes], vectors: 
 
 
 def _open(path: Path) -> tuple[IO[bytes], int]:
+    # O_NONBLOCK: opening a FIFO someone named as a pack must not hang waiting for a writer.
     try:
-        fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except IsADirectoryError as exc:
+        raise PackError(f"{path} is not a regular file (a directory)") from exc
     except OSError as exc:
         raise PackError(f"cannot open the pack {path}: {exc.strerror or exc}") from exc
-    st = os.fstat(fh.fileno())
-    import stat
-
+    st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
-        fh.close()
+        os.close(fd)
         raise PackError(f"{path} is not a regular file")
-    return fh, st.st_size
+    return os.fdopen(fd, "rb"), st.st_size
 
 
 def _read_exact(fh: IO[bytes], n: int, path: Path, what: str) -> bytes:
