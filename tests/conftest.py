@@ -6,6 +6,7 @@ import atexit
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import textwrap
 from pathlib import Path
@@ -43,6 +44,10 @@ def _private_kenning_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     monkeypatch.setenv("KENNING_CACHE_DIR", str(cache))
     monkeypatch.delenv("KENNING_CACHE_MAX", raising=False)
     monkeypatch.delenv("KENNING_SHARED_CACHE", raising=False)
+    # The pytest-lsp servers' environment was copied when tests/lsp/conftest.py was imported.
+    lsp = sys.modules.get("tests.lsp.conftest")
+    if lsp is not None:
+        monkeypatch.setitem(lsp.SERVER_ENV, "KENNING_CACHE_DIR", str(cache))
     return cache
 
 
