@@ -440,6 +440,7 @@ def _apply_options(ls: KenningServer, raw: dict[str, Any]) -> bool:
     ls.options = options
     ls.apply_log_level()
     index_keys = ("store_path", "model", "exclude", "max_file_size", "embed_threads")
+    index_keys += ("shared_cache", "shared_cache_max_size", "import_pack")
     return any(getattr(before, k) != getattr(options, k) for k in index_keys)
 
 
