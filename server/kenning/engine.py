@@ -461,7 +461,8 @@ class Engine:
         from kenning.embedding.cache import cache_dir
         from kenning.embedding.shared import FILENAME, default_max_bytes, file_bytes
 
-        enabled = self.config.shared_cache_on() and self.shared_cache_error is None
+        broken = self.shared_cache is not None and self.shared_cache.broken is not None
+        enabled = self.config.shared_cache_on() and self.shared_cache_error is None and not broken
         path = self.shared_cache.path if self.shared_cache is not None else cache_dir() / FILENAME
         cap = self.config.shared_cache_max
         return {

@@ -513,10 +513,17 @@ def shared_cache(engine: Engine, encoder: Encoder) -> ModelCache | None:
         return None if current.broken else current
     if engine.shared_cache_error is not None:
         return None
+    if current is not None:  # the engine's model changed: that model's handle is of no use now
+        current.flush()
+        current.cache.close()
+        engine.shared_cache = None
+    cache: SharedCache | None = None
     try:
         cache = SharedCache(max_bytes=engine.config.shared_cache_max)
         engine.shared_cache = cache.model(identity, encoder.dim)
     except (SharedCacheError, sqlite3.Error) as exc:
+        if cache is not None:
+            cache.close()
         engine.shared_cache_error = str(exc)
         log.warning("the shared embedding cache is off: %s", exc)
         return None
