@@ -416,6 +416,8 @@ def _embed_pending(
     shared = shared_cache(engine, encoder)
     if shared is not None:
         report.pack_imported = _import_configured_pack(engine, shared)
+    elif engine.config.import_pack:
+        log.warning("index pack %s not imported: the shared cache is off", engine.config.import_pack)
     counts = db.counts()
     total_pending = counts["pending"]
     done_before = counts["embedded"]
