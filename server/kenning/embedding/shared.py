@@ -221,6 +221,8 @@ class SharedCache:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # a cache: losing the last commits is fine
             conn.execute("PRAGMA journal_size_limit=67108864")
+            if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+                return self._opened(conn)  # the common case: no write at open
             with self._write(conn):
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
                 if version not in (0, SCHEMA_VERSION):
@@ -232,6 +234,9 @@ class SharedCache:
         except BaseException:
             conn.close()
             raise
+        return self._opened(conn)
+
+    def _opened(self, conn: sqlite3.Connection) -> sqlite3.Connection:
         with contextlib.suppress(OSError):
             os.chmod(self.path, 0o600)
         return conn
