@@ -137,7 +137,7 @@ def plans() -> dict[str, Plan]:
             False,
             5,
             1.0,
-            sharing_files=8,
+            sharing_files=4,
         ),
     }
 
