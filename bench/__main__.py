@@ -51,6 +51,7 @@ class Plan:
     others: bool
     others_queries: int
     idle_s: float
+    sharing_files: int | None = None  # the shared-cache step's clones: None = the whole corpus
 
 
 def plans() -> dict[str, Plan]:
@@ -137,6 +138,7 @@ def plans() -> dict[str, Plan]:
             False,
             5,
             1.0,
+            sharing_files=4,
         ),
     }
 
@@ -371,6 +373,22 @@ class Runner:
                 got = {"skipped": f"failed: {exc!r}"}
             out[name] = {"version": version, **got}
 
+    def sharing(self) -> None:
+        """A second clone's first index with the shared embedding cache, against the first's."""
+        from bench.corpus import docstring_queries
+        from bench.sharing import measure
+
+        queries = getattr(self, "search_queries", None) or [
+            d.query for d in docstring_queries(self.doc_candidates, self.plan.latency_queries, seed=99)
+        ]
+        self.r["sharing"] = measure(
+            self.ws,
+            self.work / "sharing",
+            files=self.plan.sharing_files,
+            queries=queries[: max(5, self.plan.latency_queries // 2)],
+            repeats=max(1, min(3, self.plan.cli_repeats)),
+        )
+
     def quality(self) -> None:
         from bench import quality
         from bench.corpus import docstring_queries, strip_tree
@@ -480,12 +498,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,quality,endpoint,mcp",
+        help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,sharing,quality,"
+        "endpoint,mcp",
     )
     parser.add_argument("--fail-fast", action="store_true")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # Every measure but "sharing" indexes as a machine that has never seen the corpus: several
+    # index the same files into new stores, which the shared embedding cache would turn into
+    # copies. The "sharing" step switches it on, with a private cache directory.
+    os.environ["KENNING_SHARED_CACHE"] = "0"
     sys.path.insert(0, str(REPO))
     from bench import report
     from bench.machine import describe, load_now
@@ -511,6 +534,7 @@ def main(argv: list[str] | None = None) -> int:
         ("restart", runner.restart),
         ("latency", runner.latency),
         ("symbols", runner.symbols),
+        ("sharing", runner.sharing),
         ("quality", runner.quality),
         ("endpoint", runner.endpoint),
         ("mcp", runner.mcp),

@@ -256,6 +256,36 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         from bench.endpoint import summary_rows as endpoint_rows
 
         rows += endpoint_rows(r["endpoint"])
+    sh = r.get("sharing")
+    if sh:
+        v = sh["ratio"]
+        rows.append(
+            (
+                f"second clone's first index ÷ first clone's ({sh['chunks']:,} chunks, shared cache)",
+                _num(v, ".3f"),
+                "≤ 0.10",
+                _verdict(v, lambda x: x <= 0.10, lambda x: f"{x / 0.10:.1f}× the target"),
+            )
+        )
+        u = sh["unchanged_ms"]
+        rows.append(
+            (
+                "  unchanged re-index, shared cache on / off (ms)",
+                f"{u['shared_on']:.0f} / {u['shared_off']:.0f}",
+                "no worse",
+                "",
+            )
+        )
+        q = sh["query_ms"].get("hybrid")
+        if q:
+            rows.append(
+                (
+                    "  hybrid search p50, vectors computed / from the cache (ms)",
+                    f"{q['computed_p50']:.1f} / {q['from_cache_p50']:.1f}",
+                    "no worse",
+                    "",
+                )
+            )
     return rows
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -12,10 +15,42 @@ import pytest
 
 # One optimised-graph build per test session, not one per test (and never in the user's home).
 _CACHE = Path(os.environ.get("KENNING_TEST_CACHE", "/tmp/kenning-test-cache"))
-os.environ.setdefault("KENNING_CACHE_DIR", str(_CACHE))
 # The store key (kenning.store.trust) too: every test process and server shares one, never the user's.
 os.environ.setdefault("KENNING_STATE_DIR", str(_CACHE / "state"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def private_cache_dir(directory: Path) -> Path:
+    """A cache directory of its own (an empty shared embedding cache) that still reuses the
+    session's optimised model graphs through a ``models`` link."""
+    models = _CACHE / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    link = directory / "models"
+    if not link.exists():
+        link.symlink_to(models, target_is_directory=True)
+    return directory
+
+
+# Fixtures wider than one test (module or session servers) get a cache of this session's own;
+# every test then gets a fresh one (below): no test ever sees another's shared embedding cache
+# or the user's.
+_SESSION_CACHE = Path(tempfile.mkdtemp(prefix="kenning-cache-"))
+os.environ["KENNING_CACHE_DIR"] = str(private_cache_dir(_SESSION_CACHE))
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _private_kenning_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = private_cache_dir(tmp_path_factory.mktemp("kenning-cache"))
+    monkeypatch.setenv("KENNING_CACHE_DIR", str(cache))
+    monkeypatch.delenv("KENNING_CACHE_MAX", raising=False)
+    monkeypatch.delenv("KENNING_SHARED_CACHE", raising=False)
+    # The pytest-lsp servers' environment was copied when tests/lsp/conftest.py was imported.
+    lsp = sys.modules.get("tests.lsp.conftest")
+    if lsp is not None:
+        monkeypatch.setitem(lsp.SERVER_ENV, "KENNING_CACHE_DIR", str(cache))
+    return cache
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -44,6 +44,7 @@ def test_bench_smoke_runs_every_measure(tmp_path: Path) -> None:
     assert r["latency"]["symbols"]["symbol_ms"]["n"] > 0
     assert r["symbols"]["kenning"]["symbol_ms"]["n"] > 0
     assert set(r["quality"]["optimized"]) == {"lexical", "semantic", "hybrid"}
+    assert r["sharing"]["second"]["computed"] == 0 and r["sharing"]["first"]["computed"] > 0
     text = output.read_text()
     assert text.startswith("# notes kept around the results")
     assert "trailing analysis" in text and "\nold\n" not in text

@@ -1,4 +1,4 @@
-"""The command line: ``kenning index | search | symbols | stats | languages | serve``.
+"""The command line: ``kenning index | search | symbols | stats | cache | pack | languages | serve``.
 
 Thin: parse arguments, open the engine, call it, print. The same store the editor keeps current
 is used; while a language server holds the writer lock, the CLI reads it as it is.
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from kenning import __version__
 from kenning.config import DEFAULT_MAX_FILE_SIZE, Config
-from kenning.engine import Engine
-from kenning.indexer import IndexProgress, embed_pending, scan
+from kenning.engine import Engine, Status
+from kenning.indexer import EmbedReport, IndexProgress, ScanReport, embed_pending, scan
 from kenning.store.db import StoreCorrupt, StoreUnavailable
 from kenning.store.lock import LockHeld
 from kenning.store.trust import StoreRefused
@@ -28,6 +28,9 @@ from kenning.workspace import display_path, text_to_path
 
 if TYPE_CHECKING:
     from kenning.embedding.endpoint_config import EndpointSettings
+
+if TYPE_CHECKING:
+    from kenning.embedding.shared import SharedCache
 
 log = logging.getLogger("kenning")
 
@@ -114,7 +117,19 @@ def _config(args: argparse.Namespace) -> Config:
         exclude=exclude,
         max_file_size=args.max_file_size,
         embed_threads=args.threads,
+        shared_cache=not args.no_shared_cache,
+        shared_cache_max=_size_arg(args.cache_max, "--cache-max") if args.cache_max else None,
+        import_pack=getattr(args, "import_pack", None),
     )
+
+
+def _size_arg(text: str, flag: str) -> int:
+    from kenning.embedding.shared import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise SystemExit(f"kenning: {flag}: {exc}") from exc
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -136,11 +151,11 @@ def _open(args: argparse.Namespace, *, write: bool) -> Engine:
         raise SystemExit(f"kenning: cannot open the index of {engine.root}: {exc}") from exc
 
 
-def _update(engine: Engine, quiet: bool) -> str | None:
+def _update(engine: Engine, quiet: bool) -> tuple[ScanReport, EmbedReport] | None:
     """Bring the index up to date (scan, then embed) unless another process is writing it.
 
-    Returns why the scan found nothing, when discovery can tell (a parent repository's ignore
-    rule that excludes the workspace, for instance)."""
+    The scan's report carries ``note``: why it found nothing, when discovery can tell (a parent
+    repository's ignore rule that excludes the workspace, for instance)."""
     if engine.read_only:
         log.info("%s; searching the index as it is", engine.read_only_reason)
         return None
@@ -165,17 +180,24 @@ def _update(engine: Engine, quiet: bool) -> str | None:
             )
         if embedded.embedded:
             log.info("embedded %d chunks in %.1fs", embedded.embedded, embedded.seconds)
+        if embedded.from_shared:
+            log.info("took %d vectors from the shared embedding cache", embedded.from_shared)
     finally:
         bar.close()
     engine.state = "ready"
-    return report.note
+    return report, embedded
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     with _open(args, write=True) as engine:
         started = time.monotonic()
-        note = _update(engine, args.quiet)
+        reports = _update(engine, args.quiet or args.json)
+        note = reports[0].note if reports is not None else None
         st = engine.status()
+        if args.json:
+            assert reports is not None  # opened for writing
+            print(json.dumps(_index_summary(engine, st, *reports, time.monotonic() - started)))
+            return 0
         print(
             f"indexed {st.files:,} files, {st.chunks:,} chunks ({st.embedded:,} embedded),"
             f" {st.skipped:,} skipped, in {time.monotonic() - started:.2f}s"
@@ -185,6 +207,43 @@ def cmd_index(args: argparse.Namespace) -> int:
         if engine.model_error:
             print(f"warning: {engine.model_error}", file=sys.stderr)
     return 0
+
+
+def _index_summary(
+    engine: Engine, st: Status, scanned: ScanReport, embedded: EmbedReport, seconds: float
+) -> dict[str, object]:
+    """``kenning index --json``: one object saying what the run did and where vectors came from."""
+    reused_from = {
+        "store": scanned.chunks_reused,
+        "shared_cache": embedded.from_shared - embedded.from_pack,
+        "pack": embedded.from_pack,
+    }
+    return {
+        "root": str(engine.root),
+        "store": str(engine.store_dir),
+        "seconds": round(seconds, 3),
+        "files": st.files,
+        "chunks": st.chunks,
+        "embedded": st.embedded,
+        "pending": st.pending,
+        "skipped": st.skipped,
+        "scan": {
+            "files_changed": scanned.files_changed,
+            "files_unchanged": scanned.files_unchanged,
+            "files_deleted": scanned.files_deleted,
+            "chunks_added": scanned.chunks_added,
+            "chunks_removed": scanned.chunks_removed,
+        },
+        "computed": embedded.embedded,
+        "reused": sum(reused_from.values()),
+        "reused_from": reused_from,
+        "pack_imported": embedded.pack_imported,
+        "cancelled": embedded.cancelled,
+        "model": engine.db.get_meta("model_id") if engine.db is not None else None,
+        "origin": st.origin,
+        "shared_cache": st.shared_cache,
+        "message": st.message,
+    }
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -312,6 +371,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 for st in (p.lstat() for p in engine.store_dir.iterdir())
                 if stat.S_ISREG(st.st_mode)
             ),
+            "origin": st.origin,
+            "shared_cache": st.shared_cache,
         }
         if args.json:
             print(json.dumps(data, ensure_ascii=False))
@@ -332,7 +393,109 @@ def cmd_stats(args: argparse.Namespace) -> int:
         languages = data["languages"]
         assert isinstance(languages, dict)
         print("languages " + ", ".join(f"{k} {v:,}" for k, v in languages.items()))
+        origin = st.origin or {}
+        print(
+            f"vectors   {origin.get('computed', 0):,} computed, reused: {origin.get('store', 0):,} from"
+            f" this store, {origin.get('shared_cache', 0):,} from the shared cache,"
+            f" {origin.get('pack', 0):,} from packs"
+        )
+        print(f"shared    {_shared_line(st.shared_cache or {})}")
     return 0
+
+
+def _shared_line(info: dict[str, object]) -> str:
+    from kenning.embedding.shared import format_size
+
+    if not info.get("enabled"):
+        return "off"
+    size, cap = info.get("bytes", 0), info.get("max_bytes", 0)
+    assert isinstance(size, int) and isinstance(cap, int)
+    return f"cache {format_size(size)} of {format_size(cap)}"
+
+
+def _open_shared_cache(args: argparse.Namespace) -> SharedCache:
+    from kenning.embedding.shared import SharedCache, SharedCacheError
+
+    try:
+        return SharedCache(max_bytes=_size_arg(args.cache_max, "--cache-max") if args.cache_max else None)
+    except SharedCacheError as exc:
+        raise SystemExit(f"kenning: the shared embedding cache: {exc}") from exc
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from kenning.embedding.shared import format_size
+
+    cache = _open_shared_cache(args)
+    try:
+        if args.clear:
+            removed = cache.clear()
+            print(f"cleared the shared embedding cache: {removed:,} vectors removed", file=sys.stderr)
+        if args.trim is not None:
+            target = _size_arg(args.trim, "--trim")
+            removed = cache.enforce_cap(target)
+            print(f"trimmed to {format_size(target)}: {removed:,} vectors removed", file=sys.stderr)
+        usage = cache.usage()
+    finally:
+        cache.close()
+    if args.json:
+        data = {
+            "path": usage.path,
+            "bytes": usage.bytes,
+            "max_bytes": usage.max_bytes,
+            "vectors": usage.vectors,
+            "models": [
+                {"identity": m.identity, "dim": m.dim, "vectors": m.vectors, "from_packs": m.from_packs}
+                for m in usage.models
+            ],
+        }
+        print(json.dumps(data, ensure_ascii=False))
+        return 0
+    print(f"path      {usage.path}")
+    print(
+        f"size      {format_size(usage.bytes)} of {format_size(usage.max_bytes)} ({usage.vectors:,} vectors)"
+    )
+    for m in usage.models:
+        print(f"  {m.vectors:>10,}  {m.identity}  ({m.from_packs:,} from packs)")
+    return 0
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    from kenning.embedding.pack import PackError, export_store, import_pack, verify_pack
+    from kenning.store.db import DB_FILENAME
+
+    try:
+        if args.action == "export":
+            with _open(args, write=False) as engine:
+                _update(engine, args.quiet)
+                info = export_store(engine.store_dir / DB_FILENAME, Path(args.file))
+            print(f"wrote {info.count:,} vectors of {info.model_id} to {info.path} ({info.bytes:,} bytes)")
+            return 0
+        if args.action == "verify":
+            info = verify_pack(Path(args.file))
+            print(f"{info.path}: {info.count:,} vectors of {info.model_id} ({info.dim} dims), checksum ok")
+            return 0
+        engine = Engine(_root(args), _config(args))
+        encoder = engine.encoder()
+        if encoder is None:
+            raise SystemExit(f"kenning: {engine.model_error}")
+        from kenning.embedding.shared import SharedCacheError, model_identity
+
+        cache = _open_shared_cache(args)
+        try:
+            model = cache.model(model_identity(encoder.model_id, encoder.dim), encoder.dim)
+            result = import_pack(Path(args.file), model)
+        except SharedCacheError as exc:
+            raise SystemExit(f"kenning: the shared embedding cache: {exc}") from exc
+        finally:
+            cache.close()
+        print(
+            f"imported {result.added:,} vectors from {result.info.path} into {cache.path}"
+            f" ({result.already:,} were already there)"
+        )
+        return 0
+    except PackError as exc:
+        print(f"kenning: {exc}", file=sys.stderr)
+        return 2
 
 
 def cmd_languages(args: argparse.Namespace) -> int:
@@ -404,6 +567,17 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--embed-timeout", type=float, metavar="S", help="seconds per indexing request (60)")
     embed.add_argument("--embed-query-timeout", type=float, metavar="S", help="seconds per query (3)")
     embed.add_argument("--embed-retries", type=int, metavar="N", help="retries before an outage (4)")
+    common.add_argument(
+        "--no-shared-cache",
+        action="store_true",
+        help="neither read nor write the user-level embedding cache (also: KENNING_SHARED_CACHE=0)",
+    )
+    common.add_argument(
+        "--cache-max",
+        metavar="SIZE",
+        default=None,
+        help="cap of the shared embedding cache, e.g. 2G (default: $KENNING_CACHE_MAX or 2G)",
+    )
     common.add_argument("-q", "--quiet", action="store_true", help="no progress bar or log lines")
     common.add_argument("-v", "--verbose", action="store_true", help="debug logging")
 
@@ -416,6 +590,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", parents=[common], help="index a workspace (incrementally)")
     p.add_argument("workspace", nargs="?", metavar="PATH", help="the workspace root (default: --root or .)")
+    p.add_argument("--json", action="store_true", help="print one JSON object summarising the run")
+    p.add_argument(
+        "--import-pack", metavar="FILE", default=None, help="seed the shared cache from this pack first"
+    )
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", parents=[common], help="search by description or identifiers")
@@ -437,6 +615,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", parents=[common], help="what the index holds, and what it skipped")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("cache", parents=[common], help="show or trim the shared embedding cache")
+    p.add_argument("--trim", metavar="SIZE", default=None, help="evict least recently used vectors to SIZE")
+    p.add_argument("--clear", action="store_true", help="remove every vector (stores keep their own)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_cache)
+
+    p = sub.add_parser("pack", parents=[common], help="export or import an index pack")
+    p.add_argument("action", choices=("export", "import", "verify"))
+    p.add_argument("file", metavar="FILE")
+    p.set_defaults(func=cmd_pack)
 
     p = sub.add_parser("languages", help="the languages kenning knows")
     p.set_defaults(func=cmd_languages)
@@ -461,7 +650,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     level = logging.WARNING
     if getattr(args, "verbose", False):
         level = logging.DEBUG
-    elif not getattr(args, "quiet", False) and args.command == "index":
+    elif not getattr(args, "quiet", False) and args.command == "index" and not args.json:
         level = logging.INFO
     if args.command != "serve":  # the server sets up its own logging (stderr + the client)
         logging.basicConfig(level=level, format="kenning: %(message)s", stream=sys.stderr)

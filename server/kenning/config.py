@@ -24,6 +24,16 @@ class Config:
     embed_threads: int = 0  # 0: all cores
     embedding: EndpointSettings | None = None  # an OpenAI-compatible server instead of the local model
     extra: dict[str, str] = field(default_factory=dict)
+    # The user-level embedding cache shared by every store (kenning.embedding.shared); also off
+    # with KENNING_SHARED_CACHE=0. Its cap: None means $KENNING_CACHE_MAX, else 2 GiB.
+    shared_cache: bool = True
+    shared_cache_max: int | None = None
+    # An index pack imported into the shared cache before embedding (again when the file changes).
+    import_pack: str | None = None
+
+    def shared_cache_on(self) -> bool:
+        env = os.environ.get("KENNING_SHARED_CACHE", "").strip().lower()
+        return self.shared_cache and env not in ("0", "off", "false", "no")
 
     def store_dir(self, root: Path) -> Path:
         if self.store is not None:

@@ -44,6 +44,7 @@ from kenning.store.vectors import (
 
 if TYPE_CHECKING:
     from kenning.embedding import Encoder
+    from kenning.embedding.shared import ModelCache
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,10 @@ class Status:
     symbols: int
     message: str | None = None
     embedder: str | None = None  # "scheme://host:port" when code is sent to an endpoint
+    # Where the store's vectors came from since its model was bound (indexer.ORIGIN_KEYS, short
+    # names: computed, store, shared_cache, pack), and the shared cache: enabled, bytes, max_bytes.
+    origin: dict[str, int] | None = None
+    shared_cache: dict[str, object] | None = None
 
 
 class Engine:
@@ -130,6 +135,9 @@ class Engine:
         self._version_conn: sqlite3.Connection | None = None
         self._loaded_vectors_file: str | None = None
         self._immutable = False  # read the main file alone (full disk, lock held, WAL empty)
+        # The user-level embedding cache for this engine's model (opened by the indexer).
+        self.shared_cache: ModelCache | None = None
+        self.shared_cache_error: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -206,6 +214,10 @@ class Engine:
         if self._version_conn is not None:
             self._version_conn.close()
             self._version_conn = None
+        if self.shared_cache is not None:
+            self.shared_cache.flush()
+            self.shared_cache.cache.close()
+            self.shared_cache = None
         self._lock.release()
 
     def __enter__(self) -> Engine:
@@ -417,6 +429,7 @@ class Engine:
                 conn.execute("DELETE FROM meta WHERE key=?", (PROBE_META,))
             for key in (*VECTOR_META, EMBEDDED_THROUGH):
                 conn.execute("DELETE FROM meta WHERE key=?", (key,))
+            conn.execute("DELETE FROM meta WHERE substr(key, 1, 7) = 'origin_'")  # origin counters
         self.vectors = VectorIndex(enc.dim)
         self.vectors_in_step = False
         self.churn = 0
@@ -591,6 +604,8 @@ class Engine:
             symbols=c["symbols"],
             message=self.state_message or self.model_error or self._outage_message() or self.store_note,
             embedder=self.embedding_receiver(),
+            origin=self.origin_counts(),
+            shared_cache=self.shared_cache_info(),
         )
 
     def _outage_message(self) -> str | None:
@@ -598,6 +613,33 @@ class Engine:
         if outage is None:
             return None
         return f"{outage}; lexical results only, retrying at {outage.retry_text()}"
+
+    def origin_counts(self) -> dict[str, int]:
+        """Where the store's vectors came from (see ``Status.origin``)."""
+        assert self.db is not None
+        raw = self.db.meta_with_prefix("origin_")
+        out = {}
+        for name in ("computed", "store", "shared_cache", "pack"):
+            try:
+                out[name] = int(raw.get(f"origin_{name}", "0"))
+            except ValueError:
+                out[name] = 0
+        return out
+
+    def shared_cache_info(self) -> dict[str, object]:
+        """The shared cache as a status shows it: on or off, its size on disk and its cap."""
+        from kenning.embedding.cache import cache_dir
+        from kenning.embedding.shared import FILENAME, default_max_bytes, file_bytes
+
+        broken = self.shared_cache is not None and self.shared_cache.broken is not None
+        enabled = self.config.shared_cache_on() and self.shared_cache_error is None and not broken
+        path = self.shared_cache.path if self.shared_cache is not None else cache_dir() / FILENAME
+        cap = self.config.shared_cache_max
+        return {
+            "enabled": enabled,
+            "bytes": file_bytes(path),
+            "max_bytes": cap if cap is not None else default_max_bytes(),
+        }
 
     def dense_available(self) -> bool:
         return (

@@ -15,7 +15,8 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +34,10 @@ from kenning.workspace import (
     read_source,
 )
 
+if TYPE_CHECKING:
+    from kenning.embedding.backend import EmbeddingBackend
+    from kenning.embedding.shared import ModelCache
+
 log = logging.getLogger(__name__)
 
 # Commit a scan transaction after this many files or this many seconds, whichever comes first:
@@ -46,6 +51,16 @@ SAVE_VECTORS_EVERY_S = 30.0
 # saved edit cost 0.2-0.4 s at 100k chunks and held up the next edit. A crash in between loses
 # nothing: the next start reconciles the older file with the vectors stored in SQLite.
 SAVE_VECTORS_MIN_ADDED = 1000
+PACK_IMPORTED = "pack_imported"  # meta: path, size, mtime and model of the last imported pack
+SHARED_ORIGIN_PACK = 1  # kenning.embedding.shared.ORIGIN_PACK, without importing it eagerly
+
+# Meta counters of where the store's vectors came from, since its model was bound: chunks that
+# reused a vector the store held, vectors computed, taken from the shared cache, from a pack.
+ORIGIN_STORE = "origin_store"
+ORIGIN_COMPUTED = "origin_computed"
+ORIGIN_SHARED = "origin_shared_cache"
+ORIGIN_PACK = "origin_pack"
+ORIGIN_KEYS = (ORIGIN_COMPUTED, ORIGIN_STORE, ORIGIN_SHARED, ORIGIN_PACK)
 
 # Reasons found by reading a file's content: while its size and mtime stay the same, reading it
 # again would give the same answer (400 binary files of 2 MB cost 838 MB of reads per no-op scan).
@@ -84,6 +99,7 @@ class ScanReport:
     files_written: int = 0  # rows written for skipped files (new or changed reason)
     chunks_added: int = 0
     chunks_removed: int = 0
+    chunks_reused: int = 0  # added chunks whose vector the store already held (no model call)
     skipped: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     note: str | None = None  # why the scan found nothing, when discovery can tell
@@ -91,8 +107,11 @@ class ScanReport:
 
 @dataclass(slots=True)
 class EmbedReport:
-    embedded: int = 0
+    embedded: int = 0  # vectors computed by the model in this pass
     cached: int = 0
+    from_shared: int = 0  # vectors taken from the shared cache (computed by another store)
+    from_pack: int = 0  # ... of which a pack had brought there
+    pack_imported: int = 0  # vectors a pack import added to the shared cache in this pass
     cancelled: bool = False
     seconds: float = 0.0
     # The embedding endpoint is down: what failed, and when to try again (time.time()).
@@ -236,6 +255,11 @@ def _scan(
         if progress is not None:
             progress(IndexProgress("scanning", files_done=done, files_total=total))
     _apply_to_vectors(engine, removed_ids, added_ids)
+    if added_ids:
+        report.chunks_reused = db.count_embedded(added_ids)
+        if report.chunks_reused:
+            with db.transaction() as conn:
+                db.add_to_meta(conn, {ORIGIN_STORE: report.chunks_reused})
     if _changed(report):
         engine.bump_generation()
     report.seconds = time.monotonic() - started
@@ -453,6 +477,11 @@ def _embed_pending(
             engine.save_vectors()  # removals by the scan, if any (a no-op when unchanged)
         report.seconds = time.monotonic() - started
         return report
+    shared = shared_cache(engine, encoder)
+    if shared is not None:
+        report.pack_imported = _import_configured_pack(engine, shared)
+    elif engine.config.import_pack:
+        log.warning("index pack %s not imported: the shared cache is off", engine.config.import_pack)
     counts = db.counts()
     total_pending = counts["pending"]
     done_before = counts["embedded"]
@@ -483,36 +512,58 @@ def _embed_pending(
                         inputs.setdefault(key, embed_input(path, header, text))
                 rows = []
                 keys = list(inputs)
-                texts = [inputs[k] for k in keys]
+                # What the shared cache holds is not computed again (another worktree, a pack).
+                hits = shared.lookup(keys) if shared is not None and keys else {}
+                missing = [k for k in keys if k not in hits]
+                texts = [inputs[k] for k in missing]
                 in_flight_keys.update(keys)
                 if submit is not None:
-                    job = submit(texts, should_stop) if keys else None
-                    in_flight.append(_Batch(fetched_through, keys, job, None))
+                    job = submit(texts, should_stop) if missing else None
+                    in_flight.append(_Batch(fetched_through, keys, hits, missing, job, None))
                 else:
-                    in_flight.append(_Batch(fetched_through, keys, None, texts))
+                    in_flight.append(_Batch(fetched_through, keys, hits, missing, None, texts))
             if not in_flight:
                 break
             batch = in_flight.popleft()
             if batch.job is not None:
-                vecs = batch.job.result()
+                computed = batch.job.result()
             elif batch.texts:
-                vecs = encoder.embed_documents(batch.texts, should_stop=should_stop)
+                computed = encoder.embed_documents(batch.texts, should_stop=should_stop)
             else:
-                vecs = np.empty((0, encoder.dim), dtype=np.float32)
+                computed = np.empty((0, encoder.dim), dtype=np.float32)
             in_flight_keys.difference_update(batch.keys)
-            keys = batch.keys
+            keys, missing = batch.keys, batch.missing
+            row_of = {k: i for i, k in enumerate(keys)}
+            vecs = np.empty((len(keys), encoder.dim), dtype=np.float32)
+            for i, k in enumerate(missing):
+                vecs[row_of[k]] = computed[i]
+            from_pack = 0
+            for k, (blob, origin) in batch.hits.items():
+                vecs[row_of[k]] = np.frombuffer(blob, dtype="<f2")
+                from_pack += origin == SHARED_ORIGIN_PACK
             with db.transaction() as conn:
                 db.put_embeddings(conn, keys, vecs)
+                db.add_to_meta(
+                    conn,
+                    {
+                        ORIGIN_COMPUTED: len(missing),
+                        ORIGIN_SHARED: len(batch.hits) - from_pack,
+                        ORIGIN_PACK: from_pack,
+                    },
+                )
                 id_keys = db.chunk_ids_for_keys(keys, conn)
                 # Every chunk up to this batch's last one now has a vector: the walk is in id
                 # order from the mark and took every pending chunk on its way (batches are
                 # written in the order they were taken).
                 db.set_meta(conn, EMBEDDED_THROUGH, str(batch.through))
-            index_of = {k: i for i, k in enumerate(keys)}
             ids = np.asarray([cid for cid, _ in id_keys], dtype=np.uint64)
-            vectors.add(ids, vecs[[index_of[k] for _, k in id_keys]])
+            vectors.add(ids, vecs[[row_of[k] for _, k in id_keys]])
+            if shared is not None and missing:
+                shared.put(missing, computed)  # after the store's commit: the store is the truth
             done += len(id_keys)
-            report.embedded += len(keys)
+            report.embedded += len(missing)
+            report.from_shared += len(batch.hits)
+            report.from_pack += from_pack
             if progress is not None:
                 elapsed = time.monotonic() - started
                 rate = done / elapsed if elapsed > 0 else 0.0
@@ -539,6 +590,8 @@ def _embed_pending(
         for batch in in_flight:
             if batch.job is not None:
                 batch.job.cancel()
+        if shared is not None:
+            shared.flush()
     if not report.cancelled:
         _record_embedded_through(engine, int(db.get_meta(EMBEDDED_THROUGH) or 0))
     if (
@@ -554,13 +607,81 @@ def _embed_pending(
 
 @dataclass(slots=True)
 class _Batch:
-    """Chunks taken for embedding: the last chunk id, the distinct inputs' keys, and either
-    the background job computing them or the texts to compute."""
+    """Chunks taken for embedding: the last chunk id, the distinct inputs' keys, those the
+    shared cache answered (key -> (f16 bytes, origin)), those to compute, and either the
+    background job computing them or their texts."""
 
     through: int
     keys: list[bytes]
+    hits: dict[bytes, tuple[bytes, int]]
+    missing: list[bytes]
     job: Any
     texts: list[str] | None
+
+
+def shared_cache(engine: Engine, encoder: EmbeddingBackend) -> ModelCache | None:
+    """The shared cache's vectors for the engine's model, opened once; None when off or unusable."""
+    if not engine.config.shared_cache_on():
+        return None
+    from kenning.embedding.shared import SharedCache, SharedCacheError, model_identity
+
+    model_id = encoder.model_id
+    probe = getattr(encoder, "probe_fingerprint", None)
+    if probe is not None:
+        # An endpoint can swap the model behind a name: what it answers to the probe text is part
+        # of the identity, so another model's vectors are never taken from the shared cache.
+        model_id = f"{model_id}:{probe()}"
+    identity = model_identity(model_id, encoder.dim)
+    current = engine.shared_cache
+    if current is not None and current.identity == identity:
+        return None if current.broken else current
+    if engine.shared_cache_error is not None:
+        return None
+    if current is not None:  # the engine's model changed: that model's handle is of no use now
+        current.flush()
+        current.cache.close()
+        engine.shared_cache = None
+    cache: SharedCache | None = None
+    try:
+        cache = SharedCache(max_bytes=engine.config.shared_cache_max)
+        engine.shared_cache = cache.model(identity, encoder.dim)
+    except (SharedCacheError, sqlite3.Error) as exc:
+        if cache is not None:
+            cache.close()
+        engine.shared_cache_error = str(exc)
+        log.warning("the shared embedding cache is off: %s", exc)
+        return None
+    return engine.shared_cache
+
+
+def _import_configured_pack(engine: Engine, shared: ModelCache) -> int:
+    """Import the configured pack into the shared cache, once per version of the pack file."""
+    from kenning.embedding.pack import PackError, import_pack
+
+    name = engine.config.import_pack
+    db = engine.db
+    if not name or db is None:
+        return 0
+    path = Path(name).expanduser()
+    if not path.is_absolute():
+        path = engine.root / path
+    try:
+        st = path.stat()
+    except OSError as exc:
+        log.warning("the index pack %s cannot be read (%s); embedding without it", path, exc)
+        return 0
+    stamp = f"{path}:{st.st_size}:{st.st_mtime_ns}:{shared.identity}"
+    if db.get_meta(PACK_IMPORTED) == stamp:
+        return 0
+    try:
+        result = import_pack(path, shared)
+    except PackError as exc:
+        log.warning("index pack not imported: %s", exc)
+        return 0
+    log.info("imported %d vectors from %s (%d were already cached)", result.added, path, result.already)
+    with db.transaction() as conn:
+        db.set_meta(conn, PACK_IMPORTED, stamp)
+    return result.added
 
 
 def _record_embedded_through(engine: Engine, recorded: int) -> None:

@@ -108,7 +108,9 @@ def complete(root: Path, model: str, tokens: dict[str, str], probes: list[str]) 
             .fetchone()[0]
         )
         embedded = embed_pending(engine)
-        out["embedded"] = embedded.embedded
+        # Computed by the model or taken from the shared embedding cache (which keeps what the
+        # killed rounds computed): either way, exactly the inputs that lacked a vector.
+        out["embedded"] = embedded.embedded + embedded.from_shared
         assert engine.vectors is not None
         keys = set(engine.vectors.keys().tolist())
         live = set(engine.db.embedded_chunk_ids().tolist())

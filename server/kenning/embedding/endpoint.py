@@ -327,6 +327,13 @@ class EndpointEmbedder:
         self._probe = vec
         self._model_id = endpoint_model_id(self.settings, self._dim)
 
+    def probe_fingerprint(self) -> str:
+        """A short digest of the probe vector, coarse enough that a server's numeric noise keeps
+        it and a different model changes it (the shared cache keys on it)."""
+        assert self._probe is not None
+        coarse = np.round(self._probe.astype(np.float64), 2).astype("<f4").tobytes()
+        return hashlib.blake2b(coarse, digest_size=8).hexdigest()
+
     def probe_record(self) -> str:
         assert self._probe is not None
         return base64.b64encode(self._probe.astype("<f4").tobytes()).decode("ascii")

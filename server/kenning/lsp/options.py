@@ -29,6 +29,9 @@ class Options:
     symbol_limit: int = 200
     log_level: str = "info"
     embedding: EndpointSettings | None = None  # the `embedding` object: an OpenAI-compatible server
+    shared_cache: bool = True
+    shared_cache_max_size: str | int | None = None  # "2G", bytes, or None: $KENNING_CACHE_MAX / 2 GiB
+    import_pack: str | None = None
 
     def config_for(self, folder: Path, *, several_folders: bool) -> Config:
         store: Path | None = None
@@ -49,7 +52,34 @@ class Options:
             max_file_size=self.max_file_size,
             embed_threads=self.embed_threads,
             embedding=self.embedding,
+            shared_cache=self.shared_cache,
+            shared_cache_max=_size_or_none(self.shared_cache_max_size),
+            import_pack=self.import_pack,
         )
+
+
+def _size_or_none(v: str | int | None) -> int | None:
+    from kenning.embedding.shared import parse_size
+
+    if v is None:
+        return None
+    try:
+        return parse_size(v)
+    except ValueError:
+        return None  # rejected with a message by parse_options; never reached with a bad value
+
+
+def _is_size(v: Any) -> bool:
+    from kenning.embedding.shared import MIN_MAX_BYTES, parse_size
+
+    if v is None:
+        return True
+    if isinstance(v, bool) or not isinstance(v, int | str):
+        return False
+    try:
+        return parse_size(v) >= MIN_MAX_BYTES
+    except ValueError:
+        return False
 
 
 def _is_int(v: Any) -> bool:
@@ -71,6 +101,9 @@ _FIELDS: dict[str, tuple[str, Any, str]] = {
     "maxResults": ("max_results", lambda v: _is_int(v) and 1 <= v <= 200, "an integer 1–200"),
     "symbolLimit": ("symbol_limit", lambda v: _is_int(v) and 1 <= v <= 10000, "an integer 1–10000"),
     "logLevel": ("log_level", lambda v: v in LOG_LEVELS, "one of " + ", ".join(LOG_LEVELS)),
+    "sharedCache": ("shared_cache", lambda v: isinstance(v, bool), "true or false"),
+    "sharedCacheMaxSize": ("shared_cache_max_size", _is_size, 'a size such as "2G" (at least 1M), or null'),
+    "importPack": ("import_pack", lambda v: v is None or isinstance(v, str), "a string or null"),
 }
 
 
@@ -88,7 +121,7 @@ def parse_options(raw: Any, base: Options | None = None) -> tuple[Options, list[
         if key not in raw:
             continue
         value = raw[key]
-        if value is None and key not in ("storePath", "model"):
+        if value is None and key not in ("storePath", "model", "sharedCacheMaxSize", "importPack"):
             continue
         if check(value):
             changes[name] = tuple(value) if isinstance(value, list) else value

@@ -187,4 +187,20 @@ def status_to_wire(folder_uri: str, status: Any) -> dict[str, Any]:
         out["message"] = status.message
     if getattr(status, "embedder", None):
         out["embeddingEndpoint"] = status.embedder  # the host that receives code
+    origin = getattr(status, "origin", None)
+    if origin is not None:
+        # Where the folder's vectors came from (additive fields: older clients ignore them).
+        out["origin"] = {
+            "computed": origin.get("computed", 0),
+            "store": origin.get("store", 0),
+            "sharedCache": origin.get("shared_cache", 0),
+            "pack": origin.get("pack", 0),
+        }
+    shared = getattr(status, "shared_cache", None)
+    if shared is not None:
+        out["sharedCache"] = {
+            "enabled": bool(shared.get("enabled")),
+            "bytes": shared.get("bytes", 0),
+            "maxBytes": shared.get("max_bytes", 0),
+        }
     return out

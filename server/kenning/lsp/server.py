@@ -469,7 +469,8 @@ def _apply_options(ls: KenningServer, raw: dict[str, Any]) -> bool:
         ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Warning, message=problem))
     ls.options = options
     ls.apply_log_level()
-    index_keys = ("store_path", "model", "exclude", "max_file_size", "embed_threads", "embedding")
+    index_keys: tuple[str, ...] = ("store_path", "model", "exclude", "max_file_size", "embed_threads")
+    index_keys += ("embedding", "shared_cache", "shared_cache_max_size", "import_pack")
     return any(getattr(before, k) != getattr(options, k) for k in index_keys)
 
 

@@ -507,6 +507,14 @@ class Database:
             [(k, half[i].tobytes()) for i, k in enumerate(keys)],
         )
 
+    def add_to_meta(self, conn: sqlite3.Connection, counts: dict[str, int]) -> None:
+        """Add to integer meta values (the vector origin counters), creating them at 0."""
+        conn.executemany(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
+            " SET value = CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)",
+            [(k, str(int(n))) for k, n in counts.items() if n],
+        )
+
     def clear_embeddings(self, conn: sqlite3.Connection) -> None:
         conn.execute("DELETE FROM embeddings")
 
@@ -633,6 +641,27 @@ class Database:
                 (after_id, limit),
             )
         ]
+
+    def count_embedded(self, chunk_ids: Sequence[int], conn: sqlite3.Connection | None = None) -> int:
+        """How many of the given chunks have a stored vector (reused, not computed)."""
+        if not chunk_ids:
+            return 0
+        row = (
+            self._r(conn)
+            .execute(
+                "SELECT count(*) FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?))"
+                " AND EXISTS (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key)",
+                (_json_ints(chunk_ids),),
+            )
+            .fetchone()
+        )
+        return int(row[0])
+
+    def meta_with_prefix(self, prefix: str, conn: sqlite3.Connection | None = None) -> dict[str, str]:
+        rows = self._r(conn).execute(
+            "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?", (len(prefix), prefix)
+        )
+        return {str(r[0]): str(r[1]) for r in rows}
 
     def chunk_ids_for_keys(
         self, keys: Iterable[bytes], conn: sqlite3.Connection | None = None
