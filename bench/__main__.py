@@ -420,6 +420,16 @@ class Runner:
                 "passes": bool(speedup > 1.0 and d_sem >= -0.01),
             }
 
+    def multilang(self) -> None:
+        """Go, Rust and TypeScript quality next to the naive 40-line hybrid (bench/multilang.py);
+        not in --smoke (its sources come from apt and npm)."""
+        from bench import multilang
+
+        if self.plan.name == "smoke" and self.args.only is None:
+            return
+        self.r["multilang"] = multilang.run(self.work / "multilang", do_tune=self.plan.tune)
+        self.r["multilang"]["command"] = self.r["command"]
+
 
 def _get_list(r: dict[str, Any], *path: str) -> list[Any]:
     node: Any = r
@@ -453,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,quality",
+        help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,quality,multilang",
     )
     parser.add_argument("--fail-fast", action="store_true")
     args = parser.parse_args(argv)
@@ -485,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
         ("latency", runner.latency),
         ("symbols", runner.symbols),
         ("quality", runner.quality),
+        ("multilang", runner.multilang),
     ]
     only = set(args.only.split(",")) | {"corpus"} if args.only else None
     try:
@@ -501,6 +512,12 @@ def main(argv: list[str] | None = None) -> int:
     if runner.errors:
         print("\nerrors:\n  " + "\n  ".join(runner.errors))
     report.write(args.output, report.markdown(runner.r))
+    if "multilang" in runner.r:
+        from bench import multilang
+
+        report.write(
+            args.output, multilang.markdown(runner.r["multilang"]), start=multilang.START, end=multilang.END
+        )
     print(f"\nresults written to {args.output}")
     if args.json:
         args.json.write_text(json.dumps(runner.r, indent=1, default=str), encoding="utf-8")
