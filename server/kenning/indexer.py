@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kenning.chunking import chunk_source
+from kenning.chunking import CHUNKER_VERSION, chunk_source
 from kenning.engine import Engine
 from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 # Commit a scan transaction after this many files or this many seconds, whichever comes first:
 # small enough that a kill loses little work, large enough that fsyncs don't dominate.
+CHUNKER_VERSION_KEY = "chunker_version"
 SCAN_BATCH_FILES = 200
 SCAN_BATCH_SECONDS = 0.5
 EMBED_BATCH = 128
@@ -153,6 +154,9 @@ def _scan(
     report = ScanReport()
     config = engine.config
     known = db.all_files()
+    # Files chunked by another chunker version are chunked again even when unchanged; only
+    # a full scan that finishes records the new version.
+    rechunk = db.get_meta(CHUNKER_VERSION_KEY) != str(CHUNKER_VERSION)
     if paths is None:
         found = discover(
             engine.root,
@@ -193,7 +197,7 @@ def _scan(
                 entry = pending[i]
                 i += 1
                 done += 1
-                _index_file(engine, conn, entry, known, removed_ids, added_ids, report)
+                _index_file(engine, conn, entry, known, removed_ids, added_ids, report, rechunk)
                 if i % SCAN_BATCH_FILES == 0 or time.monotonic() - batch_started > SCAN_BATCH_SECONDS:
                     break
         if _changed(report):
@@ -201,6 +205,9 @@ def _scan(
         if progress is not None:
             progress(IndexProgress("scanning", files_done=done, files_total=total))
     _apply_to_vectors(engine, removed_ids, added_ids)
+    if rechunk and paths is None and i >= len(pending):
+        with db.transaction() as conn:
+            db.set_meta(conn, CHUNKER_VERSION_KEY, str(CHUNKER_VERSION))
     if _changed(report):
         engine.bump_generation()
     report.seconds = time.monotonic() - started
@@ -273,12 +280,14 @@ def _index_file(
     removed_ids: list[int],
     added_ids: list[int],
     report: ScanReport,
+    rechunk: bool = False,
 ) -> None:
     db = engine.db
     assert db is not None
     row = known.get(entry.path)
     if (
-        row is not None
+        not rechunk
+        and row is not None
         and row.skip_reason is None
         and row.size == entry.size
         and row.mtime_ns == entry.mtime_ns
@@ -299,7 +308,12 @@ def _index_file(
             entry.mtime_ns,
         )
         return
-    if row is not None and row.skip_reason is None and row.content_hash == source.content_hash:
+    if (
+        not rechunk
+        and row is not None
+        and row.skip_reason is None
+        and row.content_hash == source.content_hash
+    ):
         db.touch_file(conn, row.id, source.size, source.mtime_ns)
         report.files_unchanged += 1
         return
