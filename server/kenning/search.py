@@ -38,6 +38,13 @@ RRF_K = 5
 DENSE_WEIGHT = 1.0
 LEXICAL_WEIGHT = 0.7
 NAME_BOOST = 1.0 / (RRF_K + 1)
+# Added to the name boost when the query also names the definition's owner (type, class).
+OWNER_BOOST = 0.0
+# Chunk kinds the chunker gives import-only windows and licence/preamble comments: left out of
+# the dense half and of Find Similar (unless the selection is one), still found lexically.
+BOILERPLATE_KINDS = frozenset({"imports", "preamble"})
+# Windows outside any definition shorter than this are left out of the dense half too.
+SHORT_WINDOW_CHARS = 0
 # A term in more than this share of chunks ranks nothing and makes bm25 score every chunk.
 COMMON_TERM_SHARE = 0.2
 COMMON_TERM_MIN_CHUNKS = 500  # in a small index every term is cheap, and dropping one hurts
@@ -330,10 +337,18 @@ def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def _is_boilerplate(row: ChunkRow) -> bool:
+    """Imports and licence headers; and a lone short line between definitions (a section
+    comment, ``const x = 1``): short texts have vague vectors that sit near every query."""
+    if row.kind in BOILERPLATE_KINDS:
+        return True
+    return row.kind == "window" and row.symbol is None and len(row.text) < SHORT_WINDOW_CHARS
+
+
 def _name_boost(terms: set[str], symbol: str | None) -> float:
     if not symbol or not terms:
         return 0.0
-    leaf = symbol.rsplit(".", 1)[-1]
+    owner, _, leaf = symbol.rpartition(".")
     parts = set(name_parts(leaf))
     if not parts:
         return 0.0
@@ -342,7 +357,13 @@ def _name_boost(terms: set[str], symbol: str | None) -> float:
     # holds the exact identifier the user typed.
     if common * 2 < len(parts):
         return 0.0
-    return NAME_BOOST * (common / len(parts)) * (common / len(terms)) ** 0.5
+    boost = NAME_BOOST * (common / len(parts)) * (common / len(terms)) ** 0.5
+    if owner and OWNER_BOOST:
+        # `Filter next_back`: the owner's name tells same-named methods of sibling types apart.
+        owner_parts = set(name_parts(owner.rsplit(".", 1)[-1]))
+        if owner_parts and owner_parts <= terms:
+            boost += OWNER_BOOST
+    return boost
 
 
 def search(engine: Engine, query: SearchQuery, *, should_stop: ShouldStop | None = None) -> SearchResponse:
@@ -428,13 +449,20 @@ def fuse(
     text: str,
     dense: Sequence[tuple[int, float]],
     lexical: Sequence[int],
+    *,
+    keep_boilerplate: bool = False,
 ) -> list[Hit]:
     assert engine.db is not None
+    ids = list(dict.fromkeys([*(cid for cid, _ in dense), *lexical]))
+    rows = engine.db.chunks_by_id(ids, conn)
+    if not keep_boilerplate:
+        # Import blocks and licence headers stay lexically findable, but their vectors sit
+        # close to many descriptive queries while saying nothing about what the code does.
+        dense = [(cid, sim) for cid, sim in dense if cid in rows and not _is_boilerplate(rows[cid])]
+        ids = list(dict.fromkeys([*(cid for cid, _ in dense), *lexical]))
     dense_rank = {cid: i + 1 for i, (cid, _) in enumerate(dense)}
     dense_sim = dict(dense)
     lexical_rank = {cid: i + 1 for i, cid in enumerate(lexical)}
-    ids = list(dict.fromkeys([*dense_rank, *lexical_rank]))
-    rows = engine.db.chunks_by_id(ids, conn)
     terms = query_terms(text)
     term_set = set(terms)
     scored: list[tuple[float, ChunkRow]] = []
@@ -522,6 +550,8 @@ def similar(
         return response
     exclude = frozenset(c.id for c in inside)
     dense = _dense(engine, conn, qvec, None, max(limit * 3, 30), exclude)
+    # Code like an import block is another import block; code like a function is not one.
+    wanted_boilerplate = bool(inside) and all(c.kind in BOILERPLATE_KINDS for c in inside)
     # The selection's own lines never come back, whatever chunk they sit in.
     rows = db.chunks_by_id([cid for cid, _ in dense], conn)
     dense = [
@@ -533,5 +563,5 @@ def similar(
         )
     ]
     q = SearchQuery(text="", limit=limit, mode="semantic")
-    response.hits = fuse(engine, conn, q, "", dense, [])
+    response.hits = fuse(engine, conn, q, "", dense, [], keep_boilerplate=wanted_boilerplate)
     return response
