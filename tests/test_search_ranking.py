@@ -3,8 +3,6 @@ and a query naming a method's owner lifts that owner's method over same-named si
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from kenning import search as s
