@@ -8,6 +8,8 @@ Where the sources come from (registries only; nothing is committed to this repos
   the newest is used). ``cmd/``, ``testdata/``, ``vendor/`` and ``*_test.go`` are left out.
 * **Rust**: the standard library from Debian, ``apt-get install rust-src`` →
   ``/usr/lib/rustlib/src/rust/library/{core,alloc,std}/src`` (tests and benches left out).
+* **Python** (the reference the rest is compared with): the running interpreter's standard
+  library, docstrings stripped as in ``bench.corpus``.
 * **TypeScript**: RxJS 7.8.1 from npm, which ships its ``src/``: ``npm pack rxjs@7.8.1`` into
   ``<workdir>/src`` and unpacked there (done by :func:`locate` when npm is available).
 
@@ -67,6 +69,14 @@ SOURCES: dict[str, Source] = {
         frozenset({"tests", "benches", "testdata"}),
         ("/tests.rs", "/benches.rs"),
     ),
+    "python": Source(
+        "python",
+        "Python standard library (this interpreter's)",
+        ".py",
+        ("",),
+        frozenset({"test", "tests", "idle_test", "site-packages", "__pycache__", "lib2to3", "idlelib"}),
+        (),
+    ),
     "typescript": Source(
         "typescript",
         f"RxJS ({RXJS.split('@')[1]}, src/ from npm)",
@@ -89,6 +99,10 @@ def locate(lang: str, work: Path, *, install: bool = True) -> Path | None:
     if lang == "rust":
         root = Path("/usr/lib/rustlib/src/rust/library")
         return root if (root / "core" / "src").is_dir() else None
+    if lang == "python":
+        from bench.corpus import stdlib_root
+
+        return stdlib_root()
     if lang == "typescript":
         root = work / "src" / "rxjs" / "package" / "src"
         if root.is_dir():
@@ -345,8 +359,40 @@ def _starts_own_line(node: ts.Node, lines: list[bytes]) -> bool:
     return not lines[row][:col].strip()
 
 
+def _strip_python(path: str, text: str) -> tuple[str, list[DocQuery], list[DocQuery]]:
+    """Python through ``bench.corpus`` (the quality bench's docstring stripping), identifier
+    targets from ``ast``."""
+    import ast
+
+    from bench.corpus import strip_docstrings
+
+    stripped, descriptive = strip_docstrings(path, text)
+    identifiers: list[DocQuery] = []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return stripped, descriptive, identifiers
+
+    def visit(node: ast.AST, owner: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{owner}.{child.name}" if owner else child.name
+                end = child.end_lineno or child.lineno
+                identifiers.append(DocQuery(child.name, path, name, child.lineno, end))
+                visit(child, None)
+            elif isinstance(child, ast.ClassDef):
+                visit(child, child.name)
+            else:
+                visit(child, owner)
+
+    visit(tree, None)
+    return stripped, descriptive, identifiers
+
+
 def strip(lang: str, path: str, text: str) -> tuple[str, list[DocQuery], list[DocQuery]]:
     """``text`` without doc comments (lines blanked), its descriptive and identifier queries."""
+    if lang == "python":
+        return _strip_python(path, text)
     src = text.encode("utf-8")
     tree = _parser(lang).parse(src)
     raw_lines = src.split(b"\n")

@@ -32,7 +32,7 @@ from typing import Any
 from bench.corpus import DocQuery
 
 REPO = Path(__file__).resolve().parents[1]
-LANGS = ("go", "rust", "typescript")
+LANGS = ("python", "go", "rust", "typescript")
 BUDGET = 9_000  # non-blank code lines per language, after stripping: ~1-1.5k chunks
 SELECT_SEED = 7
 DESC_SEED = 13
@@ -128,6 +128,20 @@ class Lang:
             "chunks": {k: v["chunks"] for k, v in self.built.items()},
             "queries": {"descriptive": len(self.desc), "identifier": len(self.ident)},
         }
+        with self.engine("kenning") as engine:
+            # Method chunks whose model input (header + text) names their owner (type, class,
+            # receiver, impl target): the context a chunk must carry.
+            methods = named = 0
+            for symbol, header, text in engine.db.reader().execute(
+                "SELECT symbol, header, text FROM chunks WHERE symbol LIKE '%.%'"
+                " AND kind IN ('method', 'constructor', 'function')"
+            ):
+                methods += 1
+                named += symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] in header + text
+            out["owner_named"] = {"method_chunks": methods, "named": named}
+            out["kinds"] = dict(
+                engine.db.reader().execute("SELECT kind, count(*) FROM chunks GROUP BY kind").fetchall()
+            )
         for name, modes in (
             ("kenning", ("lexical", "semantic", "hybrid")),
             ("naive", ("semantic", "hybrid")),
@@ -229,10 +243,10 @@ def tune(langs: Sequence[Lang], grid: dict[str, Sequence[float]]) -> dict[str, A
 
 
 DEFAULT_GRID: dict[str, Sequence[float]] = {
-    "RRF_K": (2, 5, 10, 20),
-    "LEXICAL_WEIGHT": (0.5, 0.7, 1.0),
-    "boost": (0.0, 0.5, 1.0, 2.0),
-    "COMMON_TERM_SHARE": (0.1, 0.2, 0.4),
+    "RRF_K": (3, 5, 10),
+    "LEXICAL_WEIGHT": (0.5, 0.7, 0.85),
+    "boost": (0.5, 1.0, 1.5),
+    "COMMON_TERM_SHARE": (0.2, 0.4),
 }
 
 
@@ -240,7 +254,7 @@ DEFAULT_GRID: dict[str, Sequence[float]] = {
 
 
 def markdown(r: dict[str, Any]) -> str:
-    label = {"go": "Go", "rust": "Rust", "typescript": "TypeScript"}
+    label = {"python": "Python", "go": "Go", "rust": "Rust", "typescript": "TypeScript"}
     lines = [
         START,
         f"### Multi-language retrieval quality: `{r['command']}` — {r['when']}",
@@ -268,6 +282,13 @@ def markdown(r: dict[str, Any]) -> str:
             f" | {k['descriptive']['semantic']['mrr@10']:.3f}"
             f" | {k['identifier']['hybrid']['mrr@10']:.3f} | {n['identifier']['hybrid']['mrr@10']:.3f} |"
         )
+    owners = [
+        f"{label.get(lang, lang)} {v['owner_named']['named']}/{v['owner_named']['method_chunks']}"
+        for lang, v in r["langs"].items()
+        if "owner_named" in v
+    ]
+    if owners:
+        lines += ["", "Method chunks whose model input names their owner: " + ", ".join(owners) + "."]
     t = r.get("tuning")
     if t:
         lines += [

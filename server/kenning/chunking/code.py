@@ -15,7 +15,17 @@ module derives both outputs:
   does not show. Comments, decorators and attributes directly above a definition belong to it.
 
 A one-line definition is not a chunk of its own (a run of one-line functions or type aliases is
-packed into one window instead of a chunk per line); it still gets its symbol.
+packed into one window instead of a chunk per line); it still gets its symbol. TypeScript
+overload signatures belong to the implementation below them (one chunk: how it is called and
+what it does). Top-level windows holding only imports (and comments) get kind ``imports``, and
+comment-only windows before the first code (licence headers) kind ``preamble``, so search can
+keep them out of its dense ranking.
+
+Every member chunk names its owner in the model input: a member of a container that fits is
+inside the container's chunk; the members of a split container carry its signature (``class
+A(B):``, ``impl Read for File``, ``interface Foo``) as header; a Go method names its receiver in
+its own signature; and the path comes first in every model input. On the Go, Rust and
+TypeScript samples of ``bench/multilang.py`` that holds for every method chunk (244, 404, 128).
 """
 
 from __future__ import annotations
