@@ -10,8 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import mlcorpus, multilang  # noqa: E402
-from bench.corpus import DocQuery  # noqa: E402
+from bench import mlcorpus, multilang
+from bench.corpus import DocQuery
 
 GO = """// Copyright 2009 The Go Authors.
 
@@ -115,7 +115,9 @@ def test_identifier_queries_qualify_ambiguous_names() -> None:
         DocQuery("new", "d.rs", "new", 1, 2),
         DocQuery("new", "e.rs", "new", 1, 2),
     ]
-    got = sorted(q.query for q in mlcorpus.identifier_queries(cands, 10, seed=1, indexed={"a.rs", "b.rs", "c.rs"}))
+    got = sorted(
+        q.query for q in mlcorpus.identifier_queries(cands, 10, seed=1, indexed={"a.rs", "b.rs", "c.rs"})
+    )
     assert got == ["Filter next", "Map next", "unique_name"]
 
 
@@ -136,7 +138,13 @@ def test_report_renders_errors_and_results() -> None:
         "naive": {"descriptive": scores, "identifier": scores},
         "owner_named": {"method_chunks": 7, "named": 7},
     }
-    r = {"budget": 10, "when": "now", "command": "c", "sources": "s", "langs": {"go": lang, "rust": {"error": "no"}}}
+    r = {
+        "budget": 10,
+        "when": "now",
+        "command": "c",
+        "sources": "s",
+        "langs": {"go": lang, "rust": {"error": "no"}},
+    }
     md = multilang.markdown(r)
     assert md.startswith(multilang.START) and md.endswith(multilang.END)
     assert "| Go | 2 / 10 (5) | 3 / 4 | 0.500 |" in md and "| Rust | no |" in md and "Go 7/7" in md
