@@ -23,6 +23,7 @@ import itertools
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -328,7 +329,7 @@ def run(
     for lang in langs:
         try:
             item = Lang(lang, work, budget, queries)
-        except (FileNotFoundError, OSError) as exc:
+        except (OSError, subprocess.CalledProcessError) as exc:  # sources missing, npm offline
             r["langs"][lang] = {"error": str(exc)}
             log(str(exc))
             continue
