@@ -465,6 +465,17 @@ class Runner:
             )
         )
 
+    def multilang(self) -> None:
+        """Python, Go, Rust and TypeScript quality next to the naive 40-line hybrid
+        (bench/multilang.py): in the full run or with --only (it embeds ~6,000 chunks from
+        scratch, and its sources come from apt and npm)."""
+        from bench import multilang
+
+        if self.plan.name != "full" and self.args.only is None:
+            return
+        self.r["multilang"] = multilang.run(self.work / "multilang", do_tune=self.plan.tune)
+        self.r["multilang"]["command"] = self.r["command"]
+
 
 def _get_list(r: dict[str, Any], *path: str) -> list[Any]:
     node: Any = r
@@ -499,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
         "--only",
         default=None,
         help="comma-separated steps: model,fresh,pipeline,restart,latency,symbols,sharing,quality,"
-        "endpoint,mcp",
+        "endpoint,mcp,multilang",
     )
     parser.add_argument("--fail-fast", action="store_true")
     args = parser.parse_args(argv)
@@ -538,6 +549,7 @@ def main(argv: list[str] | None = None) -> int:
         ("quality", runner.quality),
         ("endpoint", runner.endpoint),
         ("mcp", runner.mcp),
+        ("multilang", runner.multilang),
     ]
     only = set(args.only.split(",")) | {"corpus"} if args.only else None
     try:
@@ -554,6 +566,12 @@ def main(argv: list[str] | None = None) -> int:
     if runner.errors:
         print("\nerrors:\n  " + "\n  ".join(runner.errors))
     report.write(args.output, report.markdown(runner.r))
+    if "multilang" in runner.r:
+        from bench import multilang
+
+        report.write(
+            args.output, multilang.markdown(runner.r["multilang"]), start=multilang.START, end=multilang.END
+        )
     print(f"\nresults written to {args.output}")
     if args.json:
         args.json.write_text(json.dumps(runner.r, indent=1, default=str), encoding="utf-8")

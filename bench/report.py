@@ -706,12 +706,13 @@ def markdown(r: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def write(path: Path, section: str) -> None:
-    """Replace the results section of ``path`` (create the file if needed)."""
+def write(path: Path, section: str, *, start: str = START, end: str = END) -> None:
+    """Replace the section between ``start`` and ``end`` in ``path`` (appended when absent; the
+    file created if needed)."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        _, tail = rest.split(END, 1)
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
         text = head + section + tail
     else:
         text = (text.rstrip("\n") + "\n\n" if text else "# kenning performance\n\n") + section + "\n"

@@ -294,7 +294,7 @@ def test_javascript() -> None:
         ("legacy", "function", None),
     }
     assert spans(result) == [
-        (1, 1, "window", None),
+        (1, 1, "imports", None),
         (3, 6, "function", "add"),  # the JSDoc comment belongs to it
         (8, 16, "class", "Widget"),
         (18, 20, "function", "handler"),
@@ -440,7 +440,7 @@ def test_go() -> None:
         ("New", "function", None),
     }
     assert spans(result) == [
-        (1, 3, "window", None),
+        (1, 3, "imports", None),
         (5, 9, "struct", "Server"),
         (11, 13, "interface", "Handler"),
         (15, 15, "window", None),
@@ -509,7 +509,7 @@ def test_rust() -> None:
         ("LIMIT", "constant", None),
     }
     assert spans(result) == [
-        (1, 1, "window", None),
+        (1, 1, "imports", None),
         (3, 8, "struct", "Point"),  # doc comment and attribute belong to it
         (10, 12, "trait", "Shape"),
         (14, 18, "impl", "Point"),
@@ -570,7 +570,7 @@ def test_java() -> None:
         ("changed", "method", "UserRepository.Listener"),
         ("State", "enum", "UserRepository"),
     }
-    assert spans(result)[0] == (1, 1, "window", None)
+    assert spans(result)[0] == (1, 1, "imports", None)
     small = chunked(JAVA, "java", max_chars=120)
     find = chunk_at(small, 14)
     assert (find.start_line, find.kind, find.symbol) == (13, "method", "UserRepository.find")

@@ -7,7 +7,13 @@ results are predictable:
 1. **class** — exact > prefix > word-boundary ("camel hump") > substring > subsequence; names that
    do not contain the query's characters in order are excluded;
 2. **case** — a match that also holds case-sensitively beats one that only holds ignoring case;
-3. **length** — shorter names first; then alphabetical (then position, for duplicates).
+3. **length** — shorter names first; then alphabetical; then, for the same name, the caller's
+   tie order (``FuzzyIndex(names, ties=…)``: workspace symbols put public containers before
+   private ones, then shallower paths), then position.
+
+An all-capitals query (``TPE``, ``HS``) is an abbreviation: a name whose word starts spell it as
+written (``ThreadPoolExecutor``) comes before a name that only starts with it ignoring case
+(``TPen``), which ranks just above the case-insensitive word-boundary matches.
 
 Word boundaries ("segments") start a run of letters/digits, a camelCase hump (``getNetrc``), a
 letter/digit change (``utf8``) and the last capital of an acronym (``HTTP|Server``). A query is
@@ -31,7 +37,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -300,10 +306,24 @@ def _classify_one(q: _Query, name: str, marked: str) -> int | None:
     return None
 
 
-def _score(klass: int, case_exact: bool, length: int) -> float:
-    # Class dominates (gap 1), case next (0.5 > 0.4), then length; divides into (0, 1] with a
-    # one-character, case-exact, exact match scoring 1.0.
-    return (klass + (0.5 if case_exact else 0.0) + 0.4 / max(length, 1)) / 5.9
+def _is_abbreviation(words: list[str]) -> bool:
+    """``TPE``, ``HTTP2``: one word, at least two capitals, nothing in lower case."""
+    if len(words) != 1:
+        return False
+    word = words[0]
+    return word.isalnum() and word.isupper() and sum(ch.isupper() for ch in word) >= 2
+
+
+def _score(klass: int, case_exact: bool, length: int, abbreviation: bool = False) -> float:
+    # Class dominates (gap 1), case next (0.5), then length (at most 0.2); divides into (0, 1]
+    # with a one-character, case-exact, exact match scoring 1.0. For an abbreviation a prefix
+    # that only holds ignoring case sits between the word-boundary matches as written and the
+    # case-insensitive ones (0.25 above the latter, whose length term stays below 0.25).
+    if abbreviation and klass == PREFIX and not case_exact:
+        base = WORD + 0.25
+    else:
+        base = klass + (0.5 if case_exact else 0.0)
+    return (base + 0.2 / max(length, 1)) / 5.7
 
 
 def _rank(words: list[str], name: str) -> tuple[int, bool] | None:
@@ -332,7 +352,7 @@ def fuzzy_score(query: str, name: str) -> float | None:
     if ranked is None:
         return None
     klass, case_exact = ranked
-    return _score(klass, case_exact, len(name))
+    return _score(klass, case_exact, len(name), _is_abbreviation(words))
 
 
 def _line_starts(codes: _Codes) -> NDArray[np.intp]:
@@ -392,11 +412,17 @@ def _bigram_masks(codes: _Codes, starts: NDArray[np.intp]) -> NDArray[np.uint64]
 class FuzzyIndex:
     """Names laid out for fast fuzzy search; immutable after construction, so thread-safe."""
 
-    def __init__(self, names: Sequence[str]) -> None:
+    def __init__(self, names: Sequence[str], ties: Sequence[int] | None = None) -> None:
+        """``ties``: per name, an order among equal names (lower first); position otherwise."""
         names = list(names)
         self._n = n = len(names)
-        # Display order (length, name, position), from two stable sorts with C-level keys.
-        order = sorted(range(n), key=names.__getitem__)
+        if ties is not None and len(ties) != n:
+            raise ValueError(f"ties has {len(ties)} entries for {n} names")
+        # Display order (length, name, tie, position), from stable sorts with C-level keys.
+        order = list(range(n))
+        if ties is not None:
+            order.sort(key=list(ties).__getitem__)
+        order.sort(key=names.__getitem__)
         order.sort(key=list(map(len, names)).__getitem__)
         self._order: list[int] = order
         lines: list[str] = list(map(names.__getitem__, order))
@@ -452,8 +478,9 @@ class FuzzyIndex:
         if not words:
             return [(self._order[i], 0.0) for i in range(min(limit, self._n))]
         found = _Search(self, words, limit).run()
+        abbreviation = _is_abbreviation(words)
         return [
-            (self._order[line], _score(klass, case_exact, self._lengths[line]))
+            (self._order[line], _score(klass, case_exact, self._lengths[line], abbreviation))
             for line, klass, case_exact in found
         ]
 
@@ -476,6 +503,7 @@ class _Search:
         self.index = index
         self.limit = limit
         self.queries = (_Query(words), _Query([w.lower() for w in words]))
+        self.abbreviation = _is_abbreviation(words)
         self.found: list[tuple[int, int, bool]] = []  # (line, class, case-exact)
         self.seen: set[int] = set()
         self.has_chars: list[NDArray[np.bool_]] = []
@@ -488,18 +516,25 @@ class _Search:
         self._subsets: list[tuple[_Blob, list[int]] | None] = [None, None]
 
     def run(self) -> list[tuple[int, int, bool]]:
-        steps = (
-            (EXACT, self._exact),
-            (PREFIX, self._prefix),
-            (WORD, self._words),
-            (SUBSTRING, self._substring),
-            (SUBSEQUENCE, self._subsequence),
-        )
-        for _klass, step in steps:
-            # Case-exact members of a class first ([0]), then the case-insensitive rest ([1]).
-            for variant, q in enumerate(self.queries):
-                if self.hits[variant].size and step(variant, q):
-                    return self.found
+        # Case-exact members of a class first (variant 0), then the case-insensitive rest (1);
+        # an abbreviation's word starts as written come before its case-insensitive prefixes.
+        steps: list[tuple[Callable[[int, _Query], bool], int]] = [
+            (self._exact, 0),
+            (self._exact, 1),
+            (self._prefix, 0),
+            (self._prefix, 1),
+            (self._words, 0),
+            (self._words, 1),
+            (self._substring, 0),
+            (self._substring, 1),
+            (self._subsequence, 0),
+            (self._subsequence, 1),
+        ]
+        if self.abbreviation:
+            steps[3], steps[4] = steps[4], steps[3]
+        for step, variant in steps:
+            if self.hits[variant].size and step(variant, self.queries[variant]):
+                return self.found
         return self.found
 
     def _take(self, line: int, klass: int, variant: int) -> bool:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kenning.chunking import chunk_source
+from kenning.chunking import CHUNKER_VERSION, chunk_source
 from kenning.engine import Engine
 from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 # Commit a scan transaction after this many files or this many seconds, whichever comes first:
 # small enough that a kill loses little work, large enough that fsyncs don't dominate.
+CHUNKER_VERSION_KEY = "chunker_version"
 SCAN_BATCH_FILES = 200
 SCAN_BATCH_SECONDS = 0.5
 EMBED_BATCH = 128
@@ -202,6 +203,9 @@ def _scan(
         paths = list(paths)
         if any(p.strip("/") in ("", ".") for p in paths):
             paths = None  # an event for the root directory itself: everything may have changed
+    # Files chunked by another chunker version are chunked again even when unchanged; only
+    # a full scan that finishes records the new version.
+    rechunk = db.get_meta(CHUNKER_VERSION_KEY) != str(CHUNKER_VERSION)
     if paths is None:
         found = discover(
             engine.root,
@@ -247,7 +251,7 @@ def _scan(
                 entry = pending[i]
                 i += 1
                 done += 1
-                _index_file(engine, conn, entry, known, removed_ids, added_ids, report)
+                _index_file(engine, conn, entry, known, removed_ids, added_ids, report, rechunk)
                 if i % SCAN_BATCH_FILES == 0 or time.monotonic() - batch_started > SCAN_BATCH_SECONDS:
                     break
         if _changed(report):
@@ -260,6 +264,9 @@ def _scan(
         if report.chunks_reused:
             with db.transaction() as conn:
                 db.add_to_meta(conn, {ORIGIN_STORE: report.chunks_reused})
+    if rechunk and paths is None and i >= len(pending):
+        with db.transaction() as conn:
+            db.set_meta(conn, CHUNKER_VERSION_KEY, str(CHUNKER_VERSION))
     if _changed(report):
         engine.bump_generation()
     report.seconds = time.monotonic() - started
@@ -352,6 +359,7 @@ def _index_file(
     removed_ids: list[int],
     added_ids: list[int],
     report: ScanReport,
+    rechunk: bool = False,
 ) -> None:
     db = engine.db
     assert db is not None
@@ -359,7 +367,8 @@ def _index_file(
     row = known.get(path)
     if (
         row is not None
-        and (row.skip_reason is None or row.skip_reason in CONTENT_SKIPS)
+        # a file skipped for its content stays skipped whatever the chunker's version
+        and (row.skip_reason in CONTENT_SKIPS or (row.skip_reason is None and not rechunk))
         and row.size == entry.size
         and row.mtime_ns == entry.mtime_ns
     ):
@@ -383,7 +392,12 @@ def _index_file(
             entry.mtime_ns,
         )
         return
-    if row is not None and row.skip_reason is None and row.content_hash == source.content_hash:
+    if (
+        not rechunk
+        and row is not None
+        and row.skip_reason is None
+        and row.content_hash == source.content_hash
+    ):
         db.touch_file(conn, row.id, source.size, source.mtime_ns)
         report.files_unchanged += 1
         return

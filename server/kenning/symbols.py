@@ -52,6 +52,21 @@ class _Symbols:
         self.containers = containers
         self.lines = np.frombuffer(lines, dtype=np.int64).reshape(-1, 4)
 
+    def tie_order(self) -> list[int]:
+        """Per symbol, its place among symbols of the same name: public containers before
+        private ones, then shallower (path directories plus container levels) first."""
+        cache: dict[tuple[str, str | None], int] = {}
+        out: list[int] = []
+        for path, container in zip(self.paths, self.containers, strict=True):
+            key = (path, container)
+            tie = cache.get(key)
+            if tie is None:
+                parts = [*path.split("/"), *(container.split(".") if container else ())]
+                private = any(_is_private(part) for part in parts)
+                tie = cache[key] = (4096 if private else 0) + min(len(parts), 4095)
+            out.append(tie)
+        return out
+
     def row(self, i: int) -> SymbolRow:
         start, end, name_line, name_col = (int(v) for v in self.lines[i])
         return SymbolRow(
@@ -65,6 +80,11 @@ class _Symbols:
             name_line=name_line,
             name_col=name_col,
         )
+
+
+def _is_private(part: str) -> bool:
+    """``_impl``, ``_pydecimal.py``, Go's ``internal`` directories; not ``__init__.py``."""
+    return (part.startswith("_") and not part.startswith("__")) or part == "internal"
 
 
 class SymbolSearch:
@@ -84,7 +104,7 @@ class SymbolSearch:
                 assert self.engine.db is not None
                 symbols = _Symbols(self.engine.db.iter_symbols())
                 self._symbols = symbols
-                self._index = FuzzyIndex(symbols.names)
+                self._index = FuzzyIndex(symbols.names, ties=symbols.tie_order())
                 self._generation = gen
             return self._symbols, self._index
 

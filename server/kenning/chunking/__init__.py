@@ -29,7 +29,12 @@ from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.markdown import chunk_markdown
 from kenning.chunking.model import Chunk, ChunkedFile, Symbol
 
-__all__ = ["DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symbol", "chunk_source"]
+__all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symbol", "chunk_source"]
+
+# Recorded in every store; a store chunked by another version re-chunks its files on the next
+# scan (unchanged model inputs keep their vectors). Bump it with every change to the chunks.
+#  2: TypeScript overloads glued to their implementation; context lines in method headers.
+CHUNKER_VERSION = 2
 
 log = logging.getLogger(__name__)
 

@@ -199,6 +199,11 @@ class Grammar:
     wrappers: frozenset[str] = frozenset()  # parents the span always grows into
     sole_wrappers: frozenset[str] = frozenset()  # ... only when the definition is alone in them
     attached: frozenset[str] = frozenset()  # glued to the definition right below them
+    # Signatures glued (across blank lines) to the next definition of the same name: overloads.
+    overloads: frozenset[str] = frozenset()
+    # Top-level statements that only bring names in (imports, includes, package clauses): a
+    # window of nothing else is boilerplate (kind "imports"), kept out of the dense ranking.
+    imports: frozenset[str] = frozenset()
     _cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -361,6 +366,7 @@ GRAMMARS: dict[str, Grammar] = {
         blocks=("module", "block"),
         wrappers=frozenset({"decorated_definition"}),
         attached=frozenset({"comment"}),
+        imports=frozenset({"import_statement", "import_from_statement", "future_import_statement"}),
     ),
     "javascript": Grammar(
         name="javascript",
@@ -372,6 +378,7 @@ GRAMMARS: dict[str, Grammar] = {
         wrappers=frozenset({"export_statement", "expression_statement"}),
         sole_wrappers=frozenset({"lexical_declaration", "variable_declaration"}),
         attached=frozenset({"comment", "decorator"}),
+        imports=frozenset({"import_statement"}),
     ),
     "go": Grammar(
         name="go",
@@ -411,6 +418,7 @@ GRAMMARS: dict[str, Grammar] = {
         ),
         sole_wrappers=frozenset({"type_declaration"}),
         attached=frozenset({"comment"}),
+        imports=frozenset({"package_clause", "import_declaration"}),
     ),
     "rust": Grammar(
         name="rust",
@@ -461,6 +469,7 @@ GRAMMARS: dict[str, Grammar] = {
             "enum_variant_list",
         ),
         attached=frozenset({"line_comment", "block_comment", "attribute_item"}),
+        imports=frozenset({"use_declaration", "extern_crate_declaration", "mod_item"}),
     ),
     "java": Grammar(
         name="java",
@@ -500,6 +509,7 @@ GRAMMARS: dict[str, Grammar] = {
             "switch_block_statement_group",
         ),
         attached=frozenset({"line_comment", "block_comment"}),
+        imports=frozenset({"package_declaration", "import_declaration"}),
     ),
     "c": Grammar(
         name="c",
@@ -510,6 +520,7 @@ GRAMMARS: dict[str, Grammar] = {
         blocks=_C_BLOCKS,
         wrappers=frozenset({"type_definition", "declaration"}),
         attached=frozenset({"comment"}),
+        imports=frozenset({"preproc_include"}),
     ),
     "cpp": Grammar(
         name="cpp",
@@ -520,6 +531,7 @@ GRAMMARS: dict[str, Grammar] = {
         blocks=_C_BLOCKS,
         wrappers=frozenset({"type_definition", "declaration", "template_declaration"}),
         attached=frozenset({"comment"}),
+        imports=frozenset({"preproc_include", "using_declaration"}),
     ),
 }
 
@@ -536,6 +548,8 @@ def _typescript(name: str, loader: str) -> Grammar:
         wrappers=frozenset({"export_statement", "expression_statement", "ambient_declaration"}),
         sole_wrappers=frozenset({"lexical_declaration", "variable_declaration"}),
         attached=frozenset({"comment", "decorator"}),
+        imports=frozenset({"import_statement", "import_alias"}),
+        overloads=frozenset({"function_signature", "method_signature"}),
     )
 
 

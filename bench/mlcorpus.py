@@ -1,0 +1,515 @@
+"""The multi-language benchmark corpora: real Go, Rust and TypeScript sources with their doc
+comments removed, and the queries those doc comments give.
+
+Where the sources come from (registries only; nothing is committed to this repository):
+
+* **Go**: the standard library from Debian, ``apt-get install golang-1.19-src`` →
+  ``/usr/share/go-1.19/src`` (any ``/usr/share/go-1.*/src`` or ``/usr/lib/go-1.*/src`` works;
+  the newest is used). ``cmd/``, ``testdata/``, ``vendor/`` and ``*_test.go`` are left out.
+* **Rust**: the standard library from Debian, ``apt-get install rust-src`` →
+  ``/usr/lib/rustlib/src/rust/library/{core,alloc,std}/src`` (tests and benches left out).
+* **Python** (the reference the rest is compared with): the running interpreter's standard
+  library, docstrings stripped as in ``bench.corpus``.
+* **TypeScript**: RxJS 7.8.1 from npm, which ships its ``src/``: ``npm pack rxjs@7.8.1`` into
+  ``<workdir>/src`` and unpacked there (done by :func:`locate` when npm is available).
+
+Each language keeps a seeded subset of whole directories (packages / modules), at most a
+quarter of the budget from one directory, until its budget of non-blank code lines is reached:
+a few thousand chunks, which this shared machine embeds in minutes.
+
+Doc comments are found with tree-sitter and blanked (their lines kept, so line numbers match):
+Go comment groups directly above a declaration, Rust ``///``/``//!``/``/** */``/``/*! */``,
+TypeScript ``/** */``. Every documented function or method gives a descriptive query — the doc
+comment's first sentence with the item's own name removed — and every function or method an
+identifier query (its name; ``Owner name`` when the name alone is ambiguous).
+"""
+
+from __future__ import annotations
+
+import glob
+import random
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import tree_sitter as ts
+
+from bench.corpus import DocQuery, _first_sentence
+
+RXJS = "rxjs@7.8.1"
+
+
+@dataclass(frozen=True)
+class Source:
+    lang: str  # kenning language name
+    label: str  # what the report calls it
+    ext: str
+    roots: tuple[str, ...]  # directories below the located root that are indexed
+    skip_dirs: frozenset[str]
+    skip_suffixes: tuple[str, ...]
+
+
+SOURCES: dict[str, Source] = {
+    "go": Source(
+        "go",
+        "Go standard library",
+        ".go",
+        ("",),
+        frozenset({"cmd", "testdata", "vendor"}),
+        ("_test.go",),
+    ),
+    "rust": Source(
+        "rust",
+        "Rust standard library (core, alloc, std)",
+        ".rs",
+        ("core/src", "alloc/src", "std/src"),
+        frozenset({"tests", "benches", "testdata"}),
+        ("/tests.rs", "/benches.rs"),
+    ),
+    "python": Source(
+        "python",
+        "Python standard library (this interpreter's)",
+        ".py",
+        ("",),
+        frozenset({"test", "tests", "idle_test", "site-packages", "__pycache__", "lib2to3", "idlelib"}),
+        (),
+    ),
+    "typescript": Source(
+        "typescript",
+        f"RxJS ({RXJS.split('@')[1]}, src/ from npm)",
+        ".ts",
+        ("",),
+        frozenset({"testing", "node_modules"}),
+        (".d.ts", ".spec.ts"),
+    ),
+}
+
+
+def locate(lang: str, work: Path, *, install: bool = True) -> Path | None:
+    """The root directory of ``lang``'s sources, fetching the npm package when it is missing."""
+    if lang == "go":
+        found = sorted(
+            glob.glob("/usr/share/go-1.*/src") + glob.glob("/usr/lib/go-1.*/src"),
+            key=lambda p: [int(x) for x in re.findall(r"go-1\.(\d+)", p)[:1] or [0]],
+        )
+        return Path(found[-1]) if found else None
+    if lang == "rust":
+        root = Path("/usr/lib/rustlib/src/rust/library")
+        return root if (root / "core" / "src").is_dir() else None
+    if lang == "python":
+        from bench.corpus import stdlib_root
+
+        return stdlib_root()
+    if lang == "typescript":
+        root = work / "src" / "rxjs" / "package" / "src"
+        if root.is_dir():
+            return root
+        if not install or shutil.which("npm") is None:
+            return None
+        dest = work / "src"
+        dest.mkdir(parents=True, exist_ok=True)
+        out = subprocess.run(
+            ["npm", "pack", RXJS, "--silent"], cwd=dest, capture_output=True, text=True, check=True
+        )
+        tarball = dest / out.stdout.strip().splitlines()[-1]
+        (dest / "rxjs").mkdir(exist_ok=True)
+        subprocess.run(["tar", "xzf", str(tarball), "-C", str(dest / "rxjs")], check=True)
+        return root if root.is_dir() else None
+    raise ValueError(f"unknown language {lang!r}")
+
+
+def source_files(src: Source, root: Path) -> list[str]:
+    """Relative POSIX paths of the language's files below ``root``, sorted."""
+    out: list[str] = []
+    for sub in src.roots:
+        base = root / sub if sub else root
+        for path in sorted(base.rglob(f"*{src.ext}")):
+            rel = path.relative_to(root).as_posix()
+            parts = rel.split("/")
+            if any(p in src.skip_dirs for p in parts[:-1]) or ("/" + rel).endswith(src.skip_suffixes):
+                continue
+            out.append(rel)
+    return out
+
+
+def _code_lines(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.strip())
+
+
+@dataclass
+class Prepared:
+    """One language's stripped copy: its files and the queries made from it."""
+
+    files: list[str]
+    descriptive: list[DocQuery]  # candidates (sampled later)
+    identifiers: list[DocQuery]  # candidates (sampled later)
+    code_lines: int
+
+
+def prepare(lang: str, root: Path, dest: Path, *, budget: int, seed: int) -> Prepared:
+    """Copy a seeded subset of ``root`` into ``dest`` with the doc comments blanked.
+
+    Files are rewritten only when their content differs, so a re-run leaves them untouched and
+    the index's scan sees nothing new.
+    """
+    src = SOURCES[lang]
+    files = source_files(src, root)
+    by_dir: dict[str, list[str]] = {}
+    for rel in files:
+        by_dir.setdefault(rel.rsplit("/", 1)[0] if "/" in rel else ".", []).append(rel)
+    dirs = sorted(by_dir)
+    rng = random.Random(seed)
+    rng.shuffle(dirs)
+    chosen: list[str] = []
+    stripped: dict[str, tuple[str, list[DocQuery], list[DocQuery]]] = {}
+    total = 0
+    for d in dirs:
+        if total >= budget:
+            break
+        taken = 0
+        for rel in by_dir[d]:
+            if taken >= budget // 4 or total >= budget:
+                break
+            try:
+                text = (root / rel).read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            out = strip(lang, rel, text)
+            n = _code_lines(out[0])
+            chosen.append(rel)
+            stripped[rel] = out
+            taken += n
+            total += n
+    keep = set(chosen)
+    if dest.exists():  # files of an earlier, different selection go
+        for path in sorted(dest.rglob(f"*{src.ext}")):
+            if path.relative_to(dest).as_posix() not in keep:
+                path.unlink()
+    desc: list[DocQuery] = []
+    idents: list[DocQuery] = []
+    for rel in chosen:
+        text, d, i = stripped[rel]
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+        desc += d
+        idents += i
+    return Prepared(sorted(chosen), desc, idents, total)
+
+
+# -- doc comments --------------------------------------------------------------------------------
+
+
+def _parser(lang: str) -> ts.Parser:
+    from kenning.chunking.grammars import GRAMMARS, compiled
+
+    return ts.Parser(compiled(GRAMMARS[lang]).language)
+
+
+_TARGETS = {
+    "go": frozenset({"function_declaration", "method_declaration", "method_elem"}),
+    "rust": frozenset({"function_item", "function_signature_item"}),
+    "typescript": frozenset(
+        {
+            "function_declaration",
+            "function_signature",
+            "method_definition",
+            "method_signature",
+            "abstract_method_signature",
+            "variable_declarator",
+        }
+    ),
+}
+_WRAPPERS = frozenset(
+    {"export_statement", "lexical_declaration", "variable_declaration", "ambient_declaration"}
+)
+_GO_DECLS = frozenset(
+    {
+        "function_declaration",
+        "method_declaration",
+        "type_declaration",
+        "const_declaration",
+        "var_declaration",
+        "package_clause",
+        "field_declaration",
+        "method_elem",
+        "type_spec",
+        "const_spec",
+        "var_spec",
+    }
+)
+_SKIP_BETWEEN = {
+    "rust": frozenset({"attribute_item", "inner_attribute_item"}),
+    "typescript": frozenset({"decorator"}),
+}
+
+
+def _walk(node: ts.Node) -> Iterator[ts.Node]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.named_children))
+
+
+def _is_comment(node: ts.Node) -> bool:
+    return node.type in ("comment", "line_comment", "block_comment")
+
+
+def _is_doc(lang: str, text: str) -> bool:
+    if lang == "rust":
+        return text.startswith(("///", "//!", "/**", "/*!")) and not text.startswith(("////", "/***"))
+    if lang == "typescript":
+        return text.startswith("/**") and not text.startswith("/***")
+    return True  # Go: any comment group directly above a declaration
+
+
+def _doc_text(lang: str, comments: list[str]) -> str:
+    lines: list[str] = []
+    for c in comments:
+        c = re.sub(r"^/\*[*!]?|\*/$", "", c.strip())
+        for line in c.split("\n"):
+            line = line.strip()
+            line = re.sub(r"^(///?!?|\*(?!/))\s?", "", line) if lang != "go" else re.sub(r"^//\s?", "", line)
+            lines.append(line)
+    out: list[str] = []
+    for line in lines:
+        if line.startswith("@") or line.startswith("```") or line.startswith("# "):
+            break  # JSDoc tags, examples and sections end the summary
+        out.append(line)
+    return "\n".join(out)
+
+
+def _name_of(lang: str, node: ts.Node, src: bytes) -> str | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    if lang == "typescript" and node.type == "variable_declarator":
+        value = node.child_by_field_name("value")
+        if value is None or value.type not in ("arrow_function", "function_expression"):
+            return None
+    return src[name.start_byte : name.end_byte].decode("utf-8", "replace")
+
+
+def _owner(lang: str, node: ts.Node, src: bytes) -> str | None:
+    if lang == "go" and node.type == "method_declaration":
+        from kenning.chunking.grammars import go_method_name
+
+        found = go_method_name(node, src)
+        return found[0][1][0] if found and found[0][1] else None
+    parent = node.parent
+    while parent is not None:
+        t = parent.type
+        if lang == "go" and t == "type_spec":
+            name = parent.child_by_field_name("name")
+            return src[name.start_byte : name.end_byte].decode() if name else None
+        if lang == "rust" and t in ("impl_item", "trait_item"):
+            if t == "impl_item":
+                from kenning.chunking.grammars import rust_impl_name
+
+                found = rust_impl_name(parent, src)
+                return src[found[0][0].start_byte : found[0][0].end_byte].decode() if found else None
+            name = parent.child_by_field_name("name")
+            return src[name.start_byte : name.end_byte].decode() if name else None
+        if lang == "typescript" and t in (
+            "class_declaration",
+            "abstract_class_declaration",
+            "interface_declaration",
+            "class",
+        ):
+            name = parent.child_by_field_name("name")
+            return src[name.start_byte : name.end_byte].decode() if name else None
+        if t in ("function_item", "function_declaration", "method_declaration", "method_definition"):
+            return None  # a nested function: its owner is a function, not a type
+        parent = parent.parent
+    return None
+
+
+def _lead(node: ts.Node) -> ts.Node:
+    while node.parent is not None and node.parent.type in _WRAPPERS and node.parent.named_child_count == 1:
+        node = node.parent
+    return node
+
+
+def _comments_above(lang: str, lead: ts.Node) -> list[ts.Node]:
+    found: list[ts.Node] = []
+    line = lead.start_point.row
+    prev = lead.prev_named_sibling
+    skip = _SKIP_BETWEEN.get(lang, frozenset())
+    while prev is not None:
+        end_row = prev.end_point.row - (1 if prev.end_point.column == 0 else 0)
+        if end_row < line - 1:
+            break
+        if _is_comment(prev):
+            found.append(prev)
+        elif prev.type not in skip:
+            break
+        line = prev.start_point.row
+        prev = prev.prev_named_sibling
+    found.reverse()
+    return found
+
+
+def _starts_own_line(node: ts.Node, lines: list[bytes]) -> bool:
+    row, col = node.start_point
+    return not lines[row][:col].strip()
+
+
+def _strip_python(path: str, text: str) -> tuple[str, list[DocQuery], list[DocQuery]]:
+    """Python through ``bench.corpus`` (the quality bench's docstring stripping), identifier
+    targets from ``ast``."""
+    import ast
+
+    from bench.corpus import strip_docstrings
+
+    stripped, descriptive = strip_docstrings(path, text)
+    identifiers: list[DocQuery] = []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return stripped, descriptive, identifiers
+
+    def visit(node: ast.AST, owner: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{owner}.{child.name}" if owner else child.name
+                end = child.end_lineno or child.lineno
+                identifiers.append(DocQuery(child.name, path, name, child.lineno, end))
+                visit(child, None)
+            elif isinstance(child, ast.ClassDef):
+                visit(child, child.name)
+            else:
+                visit(child, owner)
+
+    visit(tree, None)
+    return stripped, descriptive, identifiers
+
+
+def strip(lang: str, path: str, text: str) -> tuple[str, list[DocQuery], list[DocQuery]]:
+    """``text`` without doc comments (lines blanked), its descriptive and identifier queries."""
+    if lang == "python":
+        return _strip_python(path, text)
+    src = text.encode("utf-8")
+    tree = _parser(lang).parse(src)
+    raw_lines = src.split(b"\n")
+    blank: set[int] = set()
+
+    def blank_node(node: ts.Node) -> None:
+        first, last = node.start_point.row, node.end_point.row
+        if node.end_point.column == 0 and last > first:
+            last -= 1
+        after = raw_lines[last][node.end_point.column :].strip() if node.end_point.row == last else b""
+        if not _starts_own_line(node, raw_lines) or after:
+            return
+        blank.update(range(first, last + 1))
+
+    for node in _walk(tree.root_node):
+        if not _is_comment(node):
+            continue
+        body = src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        if lang == "go":
+            nxt = node.next_named_sibling
+            while nxt is not None and _is_comment(nxt):
+                nxt = nxt.next_named_sibling
+            if nxt is None or (nxt.type not in _GO_DECLS and _lead(nxt).type not in _GO_DECLS):
+                continue
+            # the group must reach the declaration (no blank line in between)
+            run = node
+            ok = True
+            while run.next_named_sibling is not None and _is_comment(run.next_named_sibling):
+                if run.next_named_sibling.start_point.row > run.end_point.row + 1:
+                    ok = False
+                run = run.next_named_sibling
+            if not ok or nxt.start_point.row > run.end_point.row + 1:
+                continue
+            blank_node(node)
+        elif _is_doc(lang, body):
+            blank_node(node)
+
+    descriptive: list[DocQuery] = []
+    identifiers: list[DocQuery] = []
+    consumed: set[int] = set()
+    targets = _TARGETS[lang]
+    for node in _walk(tree.root_node):
+        if node.type not in targets or node.id in consumed:
+            continue
+        name = _name_of(lang, node, src)
+        if not name:
+            continue
+        lead = _lead(node)
+        start = node.start_point.row + 1 if lang == "rust" else lead.start_point.row + 1
+        end_node = lead
+        # TypeScript overloads: the signatures and the implementation are one answer.
+        nxt = lead.next_named_sibling
+        while lang == "typescript" and nxt is not None:
+            inner = nxt
+            while inner.type in _WRAPPERS and inner.named_child_count == 1:
+                inner = inner.named_children[0]
+            if _is_comment(nxt):
+                nxt = nxt.next_named_sibling
+                continue
+            if inner.type in targets and _name_of(lang, inner, src) == name:
+                consumed.add(inner.id)
+                end_node = nxt
+                nxt = nxt.next_named_sibling
+                continue
+            break
+        end = (
+            end_node.end_point.row
+            + 1
+            - (
+                1
+                if end_node.end_point.column == 0 and end_node.end_point.row > end_node.start_point.row
+                else 0
+            )
+        )
+        owner = _owner(lang, node, src)
+        ident = DocQuery(
+            query=name, path=path, name=f"{owner}.{name}" if owner else name, start_line=start, end_line=end
+        )
+        identifiers.append(ident)
+        docs = [
+            c
+            for c in _comments_above(lang, lead)
+            if _is_doc(lang, src[c.start_byte : c.end_byte].decode("utf-8", "replace"))
+        ]
+        if not docs:
+            continue
+        doc = _doc_text(lang, [src[c.start_byte : c.end_byte].decode("utf-8", "replace") for c in docs])
+        sentence = _first_sentence(doc) if doc.strip() else ""
+        sentence = re.sub(rf"`?\b{re.escape(name)}\b(\(\))?`?", " ", sentence)
+        sentence = " ".join(sentence.split()).strip(" ,:;-")
+        if sentence:
+            descriptive.append(ident.__class__(sentence, path, ident.name, start, end))
+    lines = text.split("\n")
+    for row in blank:
+        if row < len(lines):
+            lines[row] = ""
+    return "\n".join(lines), descriptive, identifiers
+
+
+def identifier_queries(
+    candidates: list[DocQuery], count: int, *, seed: int, indexed: set[str]
+) -> list[DocQuery]:
+    """A seeded sample of identifier queries: the bare name when no other candidate has it,
+    ``Owner name`` when only the owner tells them apart; names no query can single out are left
+    out."""
+    usable = [q for q in candidates if q.path in indexed and len(q.query) >= 3]
+    by_name: dict[str, int] = {}
+    by_qual: dict[str, int] = {}
+    for q in usable:
+        by_name[q.query] = by_name.get(q.query, 0) + 1
+        by_qual[q.name] = by_qual.get(q.name, 0) + 1
+    out: list[DocQuery] = []
+    for q in usable:
+        if by_name[q.query] == 1:
+            out.append(q)
+        elif "." in q.name and by_qual[q.name] == 1:
+            owner = q.name.rsplit(".", 1)[0]
+            out.append(DocQuery(f"{owner} {q.query}", q.path, q.name, q.start_line, q.end_line))
+    out.sort(key=lambda q: (q.path, q.start_line))
+    return random.Random(seed).sample(out, min(count, len(out)))

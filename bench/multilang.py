@@ -1,0 +1,377 @@
+"""Retrieval quality in Go, Rust and TypeScript, next to a naive 40-line-window hybrid.
+
+``python -m bench.multilang [--workdir DIR] [--budget LINES] [--queries N] [--tune] [--output MD]``
+(also ``python -m bench --only multilang``). Sources and how to install them: ``bench.mlcorpus``.
+
+Per language, two indexes of the same doc-comment-free copy are built in ``<workdir>/<lang>/``
+and kept there: kenning's own chunking (``store-kenning``) and plain 40-line windows
+(``store-naive``, what a quick script would do; the same path-prefixed model input, the same
+hybrid search, so only the chunking differs). A re-run re-embeds only model inputs that changed:
+after a ranking change nothing, after a chunking change the changed chunks. Queries are
+seeded samples: descriptive (``docstring_queries``, seed 13) and identifier (seed 17).
+
+``--tune`` grid-searches the fusion constants on one half of every language's queries (the mean
+of all languages' hybrid MRR@10) and reports the other half per language, so a constant that
+helps one language at another's cost shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.corpus import DocQuery
+
+REPO = Path(__file__).resolve().parents[1]
+LANGS = ("python", "go", "rust", "typescript")
+BUDGET = 9_000  # non-blank code lines per language, after stripping: ~1-1.5k chunks
+SELECT_SEED = 7
+DESC_SEED = 13
+IDENT_SEED = 17
+SPLIT_SEED = 21
+QUERIES = 150
+NAIVE_LINES = 40
+START = "<!-- bench:multilang:start -->"
+END = "<!-- bench:multilang:end -->"
+
+
+def log(msg: str) -> None:
+    print(f"[multilang {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def _naive_chunks(path: str, text: str, language: str, *, max_chars: int = 0) -> Any:
+    """Fixed 40-line windows (blank edges trimmed), no symbols: the baseline."""
+    from kenning.chunking import Chunk, ChunkedFile
+
+    lines = text.split("\n")
+    chunks = []
+    for first in range(0, len(lines), NAIVE_LINES):
+        block = lines[first : first + NAIVE_LINES]
+        lo = next((i for i, line in enumerate(block) if line.strip()), None)
+        if lo is None:
+            continue
+        hi = max(i for i, line in enumerate(block) if line.strip())
+        body = "\n".join(block[lo : hi + 1])
+        chunks.append(Chunk(first + lo + 1, first + hi + 1, body, "window", None, ""))
+    return ChunkedFile(chunks=chunks, symbols=[])
+
+
+@contextlib.contextmanager
+def naive_chunking() -> Iterator[None]:
+    import kenning.indexer as indexer
+
+    saved = indexer.chunk_source
+    indexer.chunk_source = _naive_chunks
+    try:
+        yield
+    finally:
+        indexer.chunk_source = saved
+
+
+def build(ws: Path, store: Path, naive: bool) -> dict[str, Any]:
+    from bench import quality
+
+    with naive_chunking() if naive else contextlib.nullcontext():
+        return quality.build_index(ws, store, "auto", None)
+
+
+class Lang:
+    """One language's workspace, indexes and queries."""
+
+    def __init__(self, lang: str, work: Path, budget: int, queries: int) -> None:
+        from bench import mlcorpus
+        from bench.corpus import docstring_queries
+
+        self.lang = lang
+        self.dir = work / lang
+        root = mlcorpus.locate(lang, work)
+        if root is None:
+            raise FileNotFoundError(f"{lang}: sources not found (see bench/mlcorpus.py for how to install)")
+        self.root = root
+        self.ws = self.dir / "ws"
+        prep = mlcorpus.prepare(lang, root, self.ws, budget=budget, seed=SELECT_SEED)
+        self.prep = prep
+        indexed = set(prep.files)
+        self.desc = docstring_queries(prep.descriptive, queries, seed=DESC_SEED, indexed=indexed)
+        self.ident = mlcorpus.identifier_queries(prep.identifiers, queries, seed=IDENT_SEED, indexed=indexed)
+        self.built: dict[str, Any] = {}
+
+    def build(self) -> None:
+        for name, naive in (("kenning", False), ("naive", True)):
+            log(f"{self.lang}: building the {name} index")
+            self.built[name] = build(self.ws, self.dir / f"store-{name}", naive)
+            built = self.built[name]
+            log(f"{self.lang}: {name}: {built['chunks']} chunks, {built['embedded_now']} embedded now")
+
+    @contextlib.contextmanager
+    def engine(self, name: str) -> Iterator[Any]:
+        from bench import quality
+
+        with quality.open_engine(self.ws, self.dir / f"store-{name}", "auto") as engine:
+            yield engine
+
+    def evaluate(self) -> dict[str, Any]:
+        from bench import quality
+
+        out: dict[str, Any] = {
+            "files": len(self.prep.files),
+            "code_lines": self.prep.code_lines,
+            "chunks": {k: v["chunks"] for k, v in self.built.items()},
+            "queries": {"descriptive": len(self.desc), "identifier": len(self.ident)},
+        }
+        with self.engine("kenning") as engine:
+            # Method chunks whose model input (header + text) names their owner (type, class,
+            # receiver, impl target): the context a chunk must carry.
+            methods = named = 0
+            for symbol, header, text in engine.db.reader().execute(
+                "SELECT symbol, header, text FROM chunks WHERE symbol LIKE '%.%'"
+                " AND kind IN ('method', 'constructor', 'function')"
+            ):
+                methods += 1
+                named += symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] in header + text
+            out["owner_named"] = {"method_chunks": methods, "named": named}
+            out["kinds"] = dict(
+                engine.db.reader().execute("SELECT kind, count(*) FROM chunks GROUP BY kind").fetchall()
+            )
+        for name, modes in (
+            ("kenning", ("lexical", "semantic", "hybrid")),
+            ("naive", ("semantic", "hybrid")),
+        ):
+            with self.engine(name) as engine:
+                for kind, qs in (("descriptive", self.desc), ("identifier", self.ident)):
+                    scores = quality.evaluate(engine, qs, modes)
+                    out.setdefault(name, {})[kind] = {m: s.as_dict() for m, s in scores.items()}
+        return out
+
+
+# -- tuning ---------------------------------------------------------------------------------------
+
+
+def halves(queries: Sequence[DocQuery], seed: int = SPLIT_SEED) -> tuple[list[DocQuery], list[DocQuery]]:
+    order = list(range(len(queries)))
+    random.Random(seed).shuffle(order)
+    half = len(order) // 2
+    return [queries[i] for i in order[:half]], [queries[i] for i in order[half:]]
+
+
+class Candidates:
+    """One language's dense lists (fixed) and lexical lists (per common-term share), kept so a
+    grid point only re-fuses."""
+
+    def __init__(self, engine: Any, queries: Sequence[DocQuery]) -> None:
+        import kenning.search as s
+
+        self.engine = engine
+        self.conn = engine.db.reader()
+        encoder = engine.encoder()
+        self.n = 30
+        self.dense = {
+            q: s._dense(engine, self.conn, encoder.embed_query(q.query), None, self.n) for q in queries
+        }
+        self.lexical: dict[tuple[float, DocQuery], list[int]] = {}
+
+    def ranked(self, qs: Sequence[DocQuery]) -> list[Any]:
+        import kenning.search as s
+        from kenning.search import SearchQuery
+
+        out = []
+        for q in qs:
+            key = (s.COMMON_TERM_SHARE, q)
+            if key not in self.lexical:
+                self.lexical[key] = s._lexical(self.engine, self.conn, q.query, None, self.n)
+            query = SearchQuery(text=q.query, limit=10, mode="hybrid")
+            out.append(s.fuse(self.engine, self.conn, query, q.query, self.dense[q], self.lexical[key]))
+        return out
+
+
+def _point_values(point: dict[str, float]) -> dict[str, float]:
+    values = {k: v for k, v in point.items() if k != "boost"}
+    if "boost" in point:
+        values["NAME_BOOST"] = point["boost"] / (point.get("RRF_K", 5) + 1)
+    return values
+
+
+def tune(langs: Sequence[Lang], grid: dict[str, Sequence[float]]) -> dict[str, Any]:
+    """Grid search on the tune halves of every language (mean hybrid MRR@10 over languages and
+    query kinds); every language's held-out half reported for the default and the best point."""
+    import kenning.search as s
+    from bench import quality
+
+    stack = contextlib.ExitStack()
+    with stack:
+        sets: list[tuple[str, str, Candidates, list[DocQuery], list[DocQuery]]] = []
+        for lang in langs:
+            engine = stack.enter_context(lang.engine("kenning"))
+            cands = Candidates(engine, [*lang.desc, *lang.ident])
+            for kind, qs in (("descriptive", lang.desc), ("identifier", lang.ident)):
+                a, b = halves(qs)
+                sets.append((lang.lang, kind, cands, a, b))
+
+        def run(point: dict[str, float], held: bool) -> dict[str, float]:
+            with quality.fusion(**_point_values(point)):
+                return {
+                    f"{lang}/{kind}": quality.score(c.ranked(b if held else a), b if held else a).mrr10
+                    for lang, kind, c, a, b in sets
+                }
+
+        default = {k: float(getattr(s, k)) for k in grid if k != "boost"}
+        if "boost" in grid:
+            default["boost"] = s.NAME_BOOST * (s.RRF_K + 1)
+        names = list(grid)
+        results = []
+        for combo in itertools.product(*(grid[k] for k in names)):
+            point = dict(zip(names, combo, strict=True))
+            got = run(point, False)
+            results.append((sum(got.values()) / len(got), point))
+        results.sort(key=lambda r: -r[0])
+        best = results[0][1]
+        return {
+            "grid": {k: list(v) for k, v in grid.items()},
+            "default": {"point": default, "tune": run(default, False), "held": run(default, True)},
+            "best": {"point": best, "tune": run(best, False), "held": run(best, True)},
+            "top5": [{"point": p, "tune_mean": m} for m, p in results[:5]],
+        }
+
+
+DEFAULT_GRID: dict[str, Sequence[float]] = {
+    "RRF_K": (3, 5, 10),
+    "LEXICAL_WEIGHT": (0.5, 0.7, 0.85),
+    "boost": (0.5, 1.0, 1.5),
+    "COMMON_TERM_SHARE": (0.2, 0.4),
+}
+
+
+# -- report ---------------------------------------------------------------------------------------
+
+
+def markdown(r: dict[str, Any]) -> str:
+    label = {"python": "Python", "go": "Go", "rust": "Rust", "typescript": "TypeScript"}
+    lines = [
+        START,
+        f"### Multi-language retrieval quality: `{r['command']}` — {r['when']}",
+        "",
+        f"Sources (bench/mlcorpus.py says how to install them): {r['sources']}. Doc comments blanked"
+        f" in the indexed copy; a seeded subset of whole directories per language (selection seed"
+        f" {SELECT_SEED}, budget {r['budget']:,} non-blank lines); descriptive queries = a doc"
+        f" comment's first sentence minus the item's name (seed {DESC_SEED}), identifier queries ="
+        f" the name, `Owner name` where the name alone is ambiguous (seed {IDENT_SEED}). MRR@10;"
+        f" naive = 40-line windows, same model input and hybrid search.",
+        "",
+        "| language | files / chunks (naive) | queries d / i | descriptive hybrid | naive hybrid"
+        " | kenning semantic | identifier hybrid | naive hybrid |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for lang, v in r["langs"].items():
+        if "error" in v:
+            lines.append(f"| {label.get(lang, lang)} | {v['error']} | | | | | | |")
+            continue
+        k, n = v["kenning"], v["naive"]
+        lines.append(
+            f"| {label.get(lang, lang)} | {v['files']} / {v['chunks']['kenning']:,}"
+            f" ({v['chunks']['naive']:,}) | {v['queries']['descriptive']} / {v['queries']['identifier']}"
+            f" | {k['descriptive']['hybrid']['mrr@10']:.3f} | {n['descriptive']['hybrid']['mrr@10']:.3f}"
+            f" | {k['descriptive']['semantic']['mrr@10']:.3f}"
+            f" | {k['identifier']['hybrid']['mrr@10']:.3f} | {n['identifier']['hybrid']['mrr@10']:.3f} |"
+        )
+    owners = [
+        f"{label.get(lang, lang)} {v['owner_named']['named']}/{v['owner_named']['method_chunks']}"
+        for lang, v in r["langs"].items()
+        if "owner_named" in v
+    ]
+    if owners:
+        lines += ["", "Method chunks whose model input names their owner: " + ", ".join(owners) + "."]
+    t = r.get("tuning")
+    if t:
+        lines += [
+            "",
+            f"Fusion tuned on one half of every language's queries (split seed {SPLIT_SEED}),"
+            f" held-out half below; default {t['default']['point']}, best {t['best']['point']}.",
+            "",
+            "| set | default tune | default held-out | best tune | best held-out |",
+            "|---|---|---|---|---|",
+        ]
+        for key in t["default"]["held"]:
+            lines.append(
+                f"| {key} | {t['default']['tune'][key]:.3f} | {t['default']['held'][key]:.3f}"
+                f" | {t['best']['tune'][key]:.3f} | {t['best']['held'][key]:.3f} |"
+            )
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def run(
+    work: Path,
+    *,
+    budget: int = BUDGET,
+    queries: int = QUERIES,
+    langs: Sequence[str] = LANGS,
+    do_tune: bool = False,
+) -> dict[str, Any]:
+    r: dict[str, Any] = {
+        "budget": budget,
+        "langs": {},
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    ready: list[Lang] = []
+    sources = []
+    from bench.mlcorpus import SOURCES
+
+    for lang in langs:
+        try:
+            item = Lang(lang, work, budget, queries)
+        except (OSError, subprocess.CalledProcessError) as exc:  # sources missing, npm offline
+            r["langs"][lang] = {"error": str(exc)}
+            log(str(exc))
+            continue
+        sources.append(f"{SOURCES[lang].label} (`{item.root}`)")
+        item.build()
+        r["langs"][lang] = item.evaluate()
+        ready.append(item)
+    r["sources"] = "; ".join(sources)
+    if do_tune and ready:
+        log("tuning fusion on all languages")
+        r["tuning"] = tune(ready, DEFAULT_GRID)
+    return r
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.multilang", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--workdir", type=Path, default=Path.home() / ".cache" / "kenning-bench" / "multilang"
+    )
+    parser.add_argument("--budget", type=int, default=BUDGET)
+    parser.add_argument("--queries", type=int, default=QUERIES)
+    parser.add_argument("--langs", default=",".join(LANGS))
+    parser.add_argument("--tune", action="store_true")
+    parser.add_argument("--output", type=Path, default=None, help="write the section into this Markdown file")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    work = args.workdir.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    r = run(work, budget=args.budget, queries=args.queries, langs=args.langs.split(","), do_tune=args.tune)
+    r["command"] = "python -m bench.multilang" + (" --tune" if args.tune else "")
+    section = markdown(r)
+    print(section)
+    if args.json:
+        args.json.write_text(json.dumps(r, indent=1, default=str), encoding="utf-8")
+    if args.output:
+        from bench import report
+
+        report.write(args.output, section, start=START, end=END)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO))
+    raise SystemExit(main())

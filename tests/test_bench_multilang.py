@@ -1,0 +1,155 @@
+"""The multi-language benchmark's pieces that need no downloaded sources: doc-comment stripping
+and query making per language, identifier sampling, the naive baseline's windows, the report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import mlcorpus, multilang
+from bench.corpus import DocQuery
+
+GO = """// Copyright 2009 The Go Authors.
+
+// Package ring implements circular lists.
+package ring
+
+// A Ring is an element of a circular list.
+type Ring struct {
+	next *Ring // trailing comments stay
+}
+
+// Len computes the number of elements in ring r.
+// It executes in time proportional to the number of elements.
+func (r *Ring) Len() int {
+	n := 0
+	return n
+}
+
+func helper() {}
+"""
+
+RUST = """//! Module docs.
+
+/// A stack of plates.
+pub struct Stack {
+    items: Vec<u32>,
+}
+
+impl Stack {
+    /// Pushes a plate onto the top of the stack.
+    #[inline]
+    pub fn push(&mut self, x: u32) {
+        self.items.push(x);
+    }
+}
+
+pub trait Shape {
+    /// Returns the area of the `Shape`.
+    fn area(&self) -> f64;
+}
+"""
+
+TS = """import { a } from './a';
+
+/**
+ * Applies a function to every value.
+ * @param f the function
+ */
+export function map<T>(f: (t: T) => T): T;
+export function map(f: any): any {
+  return a(f);
+}
+
+export class Box {
+  /** Opens the `open` box and returns its content. */
+  open(): string {
+    return 'x';
+  }
+}
+"""
+
+
+def test_go_doc_comments_are_blanked_and_become_queries() -> None:
+    text, desc, idents = mlcorpus.strip("go", "ring/ring.go", GO)
+    lines = text.split("\n")
+    assert len(lines) == len(GO.split("\n"))  # line numbers kept
+    assert "Copyright" in text  # not attached to a declaration: a licence, not a doc comment
+    assert "Package ring" not in text and "circular list." not in text and "Len computes" not in text
+    assert "trailing comments stay" in text
+    assert [(q.query, q.name, q.start_line, q.end_line) for q in desc] == [
+        ("computes the number of elements in ring r", "Ring.Len", 13, 16)
+    ]
+    assert {q.name for q in idents} == {"Ring.Len", "helper"}
+
+
+def test_rust_doc_comments_are_blanked_and_become_queries() -> None:
+    text, desc, idents = mlcorpus.strip("rust", "stack.rs", RUST)
+    assert "///" not in text and "//!" not in text and "#[inline]" in text
+    by_name = {q.name: q for q in desc}
+    assert by_name["Stack.push"].query == "Pushes a plate onto the top of the stack"
+    assert by_name["Stack.push"].start_line == 11  # the fn line, attributes excluded
+    assert by_name["Shape.area"].query == "Returns the of the `Shape`"
+    assert {q.name for q in idents} == {"Stack.push", "Shape.area"}
+
+
+def test_typescript_jsdoc_is_blanked_and_overloads_are_one_answer() -> None:
+    text, desc, idents = mlcorpus.strip("typescript", "map.ts", TS)
+    assert "/**" not in text and "@param" not in text
+    by_name = {q.name: q for q in desc}
+    assert by_name["map"].query == "Applies a function to every value"
+    assert (by_name["map"].start_line, by_name["map"].end_line) == (7, 10)
+    assert by_name["Box.open"].query == "Opens the box and returns its content"
+    assert sorted(q.name for q in idents) == ["Box.open", "map"]
+
+
+def test_identifier_queries_qualify_ambiguous_names() -> None:
+    cands = [
+        DocQuery("next", "a.rs", "Filter.next", 1, 3),
+        DocQuery("next", "b.rs", "Map.next", 1, 3),
+        DocQuery("unique_name", "c.rs", "unique_name", 1, 2),
+        DocQuery("new", "d.rs", "new", 1, 2),
+        DocQuery("new", "e.rs", "new", 1, 2),
+    ]
+    got = sorted(
+        q.query for q in mlcorpus.identifier_queries(cands, 10, seed=1, indexed={"a.rs", "b.rs", "c.rs"})
+    )
+    assert got == ["Filter next", "Map next", "unique_name"]
+
+
+def test_naive_windows_are_forty_lines() -> None:
+    text = "\n".join(f"line {i}" if i % 7 else "" for i in range(1, 101))
+    chunks = multilang._naive_chunks("x.txt", text, "text").chunks
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 40), (41, 80), (81, 100)]
+    assert all(c.kind == "window" and c.symbol is None for c in chunks)
+
+
+def test_report_renders_errors_and_results() -> None:
+    scores = {m: {"mrr@10": 0.5} for m in ("lexical", "semantic", "hybrid")}
+    lang = {
+        "files": 2,
+        "chunks": {"kenning": 10, "naive": 5},
+        "queries": {"descriptive": 3, "identifier": 4},
+        "kenning": {"descriptive": scores, "identifier": scores},
+        "naive": {"descriptive": scores, "identifier": scores},
+        "owner_named": {"method_chunks": 7, "named": 7},
+    }
+    r = {
+        "budget": 10,
+        "when": "now",
+        "command": "c",
+        "sources": "s",
+        "langs": {"go": lang, "rust": {"error": "no"}},
+    }
+    md = multilang.markdown(r)
+    assert md.startswith(multilang.START) and md.endswith(multilang.END)
+    assert "| Go | 2 / 10 (5) | 3 / 4 | 0.500 |" in md and "| Rust | no |" in md and "Go 7/7" in md
+
+
+@pytest.mark.parametrize("lang", ["go", "rust", "typescript", "python"])
+def test_every_language_has_a_source(lang: str) -> None:
+    assert lang in mlcorpus.SOURCES and lang in multilang.LANGS

@@ -1,0 +1,107 @@
+"""Result hygiene: import blocks and licence headers do not crowd out definitions in semantic
+results or in Find Similar, and stay findable by their words (the real model, a real store)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kenning.config import Config
+from kenning.engine import Engine
+from kenning.indexer import index_all
+from kenning.search import SearchQuery, search, similar
+
+BOILERPLATE_KINDS = {"imports", "preamble"}
+
+FILES = {
+    "timing.py": (
+        '"""Timing helpers."""\n\nimport time\nimport urllib.request\n\n\n'
+        "def elapsed_since(start):\n    now = time.monotonic()\n    return now - start\n\n\n"
+        "def fetch_page(url):\n    with urllib.request.urlopen(url) as response:\n"
+        "        return response.read()\n"
+    ),
+    "clock.py": (
+        "import time\nimport datetime\n\n\n"
+        "def sleep_until(deadline):\n    while time.time() < deadline:\n        time.sleep(0.1)\n"
+    ),
+    "web.go": (
+        "// Copyright 2020 Example Authors. All rights reserved.\n"
+        "// Use of this source code is governed by a BSD-style licence.\n\n"
+        'package web\n\nimport (\n\t"net/http"\n\t"time"\n)\n\n'
+        "func Download(url string, timeout time.Duration) (*http.Response, error) {\n"
+        "\tclient := &http.Client{Timeout: timeout}\n\treturn client.Get(url)\n}\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from kenning.embedding import Encoder
+
+    root = tmp_path_factory.mktemp("hygiene")
+    for rel, text in FILES.items():
+        (root / rel).write_text(text)
+    encoder = Encoder.load()
+    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
+        index_all(eng)
+        yield eng
+
+
+def _kinds(engine: Engine, path: str) -> dict[int, str]:
+    assert engine.db is not None
+    conn = engine.db.reader()
+    row = engine.db.file_by_path(path, conn)
+    assert row is not None
+    return {c.start_line: c.kind for c in engine.db.chunks_of_file(row.id, conn)}
+
+
+def test_import_blocks_are_marked(engine: Engine) -> None:
+    assert _kinds(engine, "timing.py")[1] == "imports"
+    assert _kinds(engine, "web.go")[1] == "imports"
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+@pytest.mark.parametrize(
+    "query", ["measure how much time passed", "download a web page over http", "wait until a time"]
+)
+def test_descriptive_queries_rank_definitions_not_imports(engine: Engine, mode: str, query: str) -> None:
+    hits = search(engine, SearchQuery(query, limit=5, mode=mode)).hits
+    assert hits and hits[0].kind not in BOILERPLATE_KINDS
+    if mode == "semantic":
+        assert all(h.kind not in BOILERPLATE_KINDS for h in hits)
+
+
+def test_imports_stay_lexically_findable(engine: Engine) -> None:
+    lexical = search(engine, SearchQuery("datetime", limit=5, mode="lexical")).hits
+    assert lexical and lexical[0].path == "clock.py" and lexical[0].kind == "imports"
+    hybrid = search(engine, SearchQuery("datetime", limit=5, mode="hybrid")).hits
+    assert any(h.kind == "imports" and h.path == "clock.py" for h in hybrid)
+
+
+def test_find_similar_returns_definitions_not_import_blocks(engine: Engine) -> None:
+    hits = similar(engine, "clock.py", 5, 7, limit=10).hits
+    assert hits and all(h.kind not in BOILERPLATE_KINDS for h in hits)
+
+
+def test_find_similar_on_an_import_block_may_return_import_blocks(engine: Engine) -> None:
+    hits = similar(engine, "clock.py", 1, 2, limit=10).hits
+    assert any(h.kind == "imports" for h in hits)
+
+
+def test_a_store_chunked_by_another_version_rechunks_unchanged_files(tmp_path: Path) -> None:
+    from kenning.chunking import CHUNKER_VERSION
+    from kenning.indexer import CHUNKER_VERSION_KEY, scan
+
+    for rel, text in FILES.items():
+        (tmp_path / rel).write_text(text)
+    with Engine(tmp_path, Config()).open() as eng:
+        assert eng.db is not None
+        assert scan(eng).files_changed == len(FILES)
+        assert eng.db.get_meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION)
+        assert scan(eng).files_changed == 0
+        with eng.db.transaction() as conn:
+            eng.db.set_meta(conn, CHUNKER_VERSION_KEY, str(CHUNKER_VERSION - 1))
+        assert scan(eng).files_changed == len(FILES)
+        assert eng.db.get_meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION)
+        assert scan(eng).files_changed == 0

@@ -1,0 +1,66 @@
+"""Ranking rules tuned on several languages: identifier-shaped queries lean on the lexical half,
+and a query naming a method's owner lifts that owner's method over same-named siblings."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning import search as s
+from kenning.config import Config
+from kenning.engine import Engine
+from kenning.indexer import index_all
+from kenning.search import SearchQuery, search
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("parseClassChar", True),
+        ("Filter next_back", True),
+        ("Vec::push", True),
+        ("os.path join", True),
+        ("merge", True),
+        ("get netrc auth", False),
+        ("retry a failed upload", False),
+        ("Returns the port part of the host", False),
+        ("", False),
+    ],
+)
+def test_identifier_like(query: str, expected: bool) -> None:
+    assert s._identifier_like(query) is expected
+
+
+def test_owner_boost_needs_the_owner_named() -> None:
+    terms = {"filter", "next", "back"}
+    with_owner = s._name_boost(terms, "Filter.next_back")
+    other_owner = s._name_boost(terms, "Map.next_back")
+    assert other_owner > 0 and with_owner > other_owner
+    assert with_owner == pytest.approx(other_owner + s.OWNER_BOOST)
+    # An owner named only by a term that is in most chunks does not count.
+    assert s._name_boost(terms, "Filter.next_back", owner_terms={"next", "back"}) == other_owner
+    # The owner alone lifts nothing: the name must match first.
+    assert s._name_boost({"filter"}, "Filter.count") == 0.0
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from kenning.embedding import Encoder
+
+    root = tmp_path_factory.mktemp("ranking")
+    types = ["Reader", "Writer", "Buffer", "Pipe", "Socket", "Stream"]
+    for name in types:
+        (root / f"{name.lower()}.rs").write_text(
+            f"pub struct {name} {{\n    inner: Vec<u8>,\n}}\n\n"
+            f"impl {name} {{\n    pub fn len(&self) -> usize {{\n        self.inner.len()\n    }}\n\n"
+            f"    pub fn clear(&mut self) {{\n        self.inner.clear();\n    }}\n}}\n"
+        )
+    encoder = Encoder.load()
+    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
+        index_all(eng)
+        yield eng
+
+
+@pytest.mark.parametrize("owner", ["Pipe", "Stream", "Buffer"])
+def test_owner_and_method_find_that_owners_method(engine: Engine, owner: str) -> None:
+    hits = search(engine, SearchQuery(f"{owner} clear", limit=5)).hits
+    assert hits[0].path == f"{owner.lower()}.rs"

@@ -1,0 +1,74 @@
+"""Symbol ranking beyond the match classes: abbreviations typed in capitals, and the order of
+symbols that share a name (public before private containers, then shallower paths)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kenning import fuzzy
+from kenning.config import Config
+from kenning.engine import Engine
+from kenning.fuzzy import FuzzyIndex, fuzzy_score
+from kenning.indexer import index_all
+from kenning.symbols import SymbolSearch
+
+
+def ranked(query: str, names: list[str], ties: list[int] | None = None) -> list[str]:
+    return [names[i] for i, _ in FuzzyIndex(names, ties=ties).search(query, 100)]
+
+
+def test_capitals_abbreviation_matches_word_starts_first() -> None:
+    names = ["TPen", "ThreadPoolExecutor", "tpe_x", "TPEFoo", "ToPe", "TPE"]
+    assert ranked("TPE", names) == ["TPE", "TPEFoo", "ThreadPoolExecutor", "TPen", "tpe_x", "ToPe"]
+    # The scores agree with the order, so a client re-sorting by score keeps it.
+    scores = [fuzzy_score("TPE", n) for n in ["TPEFoo", "ThreadPoolExecutor", "TPen", "tpe_x", "ToPe"]]
+    assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+    assert ranked("HS", ["Hsx", "HTTPServer"]) == ["HTTPServer", "Hsx"]
+
+
+def test_lower_case_and_mixed_queries_keep_prefix_first() -> None:
+    # Only an all-capitals query is read as an abbreviation.
+    assert ranked("tpe", ["ThreadPoolExecutor", "TPen"]) == ["TPen", "ThreadPoolExecutor"]
+    assert ranked("Tpe", ["ThreadPoolExecutor", "Tpen"]) == ["Tpen", "ThreadPoolExecutor"]
+    assert not fuzzy._is_abbreviation(["T"])
+    assert fuzzy._is_abbreviation(["HTTP2"])
+    assert not fuzzy._is_abbreviation(["TP", "E"])
+
+
+def test_ties_order_equal_names_only() -> None:
+    names = ["run", "run", "run", "runner"]
+    assert [i for i, _ in FuzzyIndex(names, ties=[5, 1, 3, 0]).search("run", 10)] == [1, 2, 0, 3]
+    assert [i for i, _ in FuzzyIndex(names).search("run", 10)] == [0, 1, 2, 3]
+
+
+def test_ties_must_match_names() -> None:
+    try:
+        FuzzyIndex(["a", "b"], ties=[1])
+    except ValueError as exc:
+        assert "ties" in str(exc)
+    else:
+        raise AssertionError("a short ties list was accepted")
+
+
+def test_workspace_symbols_same_name_public_then_shallow(tmp_path: Path) -> None:
+    files = {
+        "deep/er/pkg/api.py": "def handle(request):\n    return request\n",
+        "api.py": "class Server:\n    def handle(self, request):\n        return request\n",
+        "_impl.py": "def handle(request):\n    return None\n",
+        "pkg/api.py": "class _Private:\n    def handle(self, request):\n        return 1\n",
+        "top.py": "def handle(request):\n    return 2\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    with Engine(tmp_path, Config()).open() as engine:
+        index_all(engine, embed=False)
+        hits = [h.symbol for h in SymbolSearch(engine).find("handle", 10)]
+    order = [(h.path, h.container) for h in hits if h.name == "handle"]
+    assert order == [
+        ("top.py", None),
+        ("api.py", "Server"),
+        ("deep/er/pkg/api.py", None),
+        ("_impl.py", None),
+        ("pkg/api.py", "_Private"),
+    ]
