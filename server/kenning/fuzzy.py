@@ -114,7 +114,7 @@ def _segment_starts(codes: _Codes) -> NDArray[np.intp]:
                 flags[codes == cp] = _char_flags(chr(cp))
 
     def has(bit: int, arr: NDArray[np.uint8]) -> NDArray[np.bool_]:
-        return (arr & bit) != 0
+        return np.asarray((arr & bit) != 0, dtype=np.bool_)
 
     prev = np.zeros_like(flags)
     prev[1:] = flags[:-1]

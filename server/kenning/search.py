@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import math
 import re
 import sqlite3
 import threading
@@ -139,11 +140,11 @@ class _FilterCache:
 
     def __init__(self) -> None:
         self.generation = -1
-        self.sets: dict[tuple, frozenset[int]] = {}
+        self.sets: dict[tuple[object, ...], frozenset[int]] = {}
         self.vectors_version = -1
         self.vector_sets: dict[frozenset[int], tuple[list[int], np.ndarray]] = {}
 
-    def get(self, engine: Engine, key: tuple) -> frozenset[int] | None:
+    def get(self, engine: Engine, key: tuple[object, ...]) -> frozenset[int] | None:
         if self.generation != engine.generation:
             self.generation = engine.generation
             self.sets.clear()
@@ -407,7 +408,7 @@ def _name_boost(terms: set[str], symbol: str | None, owner_terms: set[str] | Non
     # holds the exact identifier the user typed.
     if common * 2 < len(parts):
         return 0.0
-    boost = NAME_BOOST * (common / len(parts)) * (common / len(terms)) ** 0.5
+    boost: float = NAME_BOOST * (common / len(parts)) * math.sqrt(common / len(terms))
     if owner and OWNER_BOOST:
         # `Filter next_back`: the owner's name tells same-named methods of sibling types apart.
         owner_parts = set(name_parts(owner.rsplit(".", 1)[-1]))

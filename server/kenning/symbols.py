@@ -10,6 +10,7 @@ import array
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ class _Symbols:
 
     __slots__ = ("containers", "ids", "kinds", "lines", "names", "paths")
 
-    def __init__(self, rows: Iterable[tuple]) -> None:
+    def __init__(self, rows: Iterable[tuple[Any, ...]]) -> None:
         shared: dict[str, str] = {}
         ids: list[int] = []
         names: list[str] = []

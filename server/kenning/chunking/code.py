@@ -239,7 +239,8 @@ class CodeChunker:
             span = node if deep else self._span_node(node)
             span_start, span_end = span.start_point.row + 1, _end_line(span)
 
-            first: tuple[str, tuple[str, ...], str] | None = None
+            first: tuple[str | None, tuple[str, ...], str] | None = None
+            name: str | None
             for name_node, qualifier in rule.names(node, src):
                 name = node_text(name_node, src).strip()
                 if not name or (rule.name_pattern and not re.match(rule.name_pattern, name)):

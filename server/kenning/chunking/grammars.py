@@ -119,11 +119,12 @@ def c_declarator_names(node: ts.Node, src: bytes) -> Sequence[Name]:
 def python_assigned_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     """``A = B = 1`` assigns both names (the right side of the first is the second)."""
     found: list[Name] = []
-    while node is not None and node.type == "assignment":
-        left = node.child_by_field_name("left")
+    current: ts.Node | None = node
+    while current is not None and current.type == "assignment":
+        left = current.child_by_field_name("left")
         if left is not None and left.type == "identifier":
             found.append((left, ()))
-        node = node.child_by_field_name("right")
+        current = current.child_by_field_name("right")
     return found
 
 
