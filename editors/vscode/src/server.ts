@@ -1,6 +1,7 @@
 // The kenning language-server process and its vscode-languageclient: resolve
 // the command, check it can run, start over stdio, restart, and explain a
-// failure with the install command and an "Open Settings" button. Settings go
+// failure (the server's own exit code and last stderr line, or the install
+// command) with an "Open Settings" button. Settings go
 // out as initializationOptions and come back in the protocol's camelCase shape
 // on workspace/configuration and workspace/didChangeConfiguration.
 
@@ -10,14 +11,13 @@ import {
   LanguageClient,
   RevealOutputChannelOn,
   State,
-  TransportKind,
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
 import { DidChangeConfigurationNotification } from "vscode-languageserver-protocol";
 
 import { answerConfiguration, toInitializationOptions } from "./config";
-import { describeError } from "./format";
+import { describeError, withoutPrefix } from "./format";
 import { preflight, isExecutableFile } from "./preflight";
 import { CONFIGURATION_SECTION, indexStatus, type InitializationOptions } from "./protocol";
 import { onDidChangeInterpreter, selectedInterpreter } from "./python";
@@ -29,6 +29,7 @@ import {
   which,
   type ServerCommand,
 } from "./serverCommand";
+import { describeExit, ServerProcesses, type ServerExit } from "./serverProcess";
 import type { IndexStatusBar } from "./statusBar";
 
 const CLIENT_ID = "kenning";
@@ -43,6 +44,30 @@ export function pathLookup(name: string): string | undefined {
   });
 }
 
+/**
+ * vscode-languageclient's client, made safe to stop in any state. The library's
+ * own failure paths (an initialize request that dies with the process) call
+ * `void this.stop()`, which rejects with "Client is not running and can't be
+ * stopped" when the start failed: an unhandled rejection in the extension host.
+ * Stopping something that is not running has nothing to do, so it resolves.
+ */
+export class KenningClient extends LanguageClient {
+  override async stop(timeout?: number): Promise<void> {
+    try {
+      await super.stop(timeout);
+    } catch (error) {
+      if (this.isRunning()) {
+        throw error;
+      }
+    }
+  }
+}
+
+/** Whether a failed start is kenning missing from the interpreter (then the install hint fits). */
+export function isMissingKenning(exit: ServerExit | undefined): boolean {
+  return exit?.stderr.some((line) => /No module named '?kenning\b/.test(line)) ?? false;
+}
+
 export function settingsFor(scope?: vscode.Uri): InitializationOptions {
   const config = vscode.workspace.getConfiguration(CONFIGURATION_SECTION, scope);
   return toInitializationOptions((key) => config.get(key));
@@ -50,6 +75,8 @@ export function settingsFor(scope?: vscode.Uri): InitializationOptions {
 
 export class KenningServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
+  /** the processes of `client` */
+  private processes: ServerProcesses | undefined;
   /** the command line of `client`, for messages */
   private commandLine = "";
   private hint = "";
@@ -84,14 +111,14 @@ export class KenningServer implements vscode.Disposable {
       await client.start();
       return client;
     } catch (error) {
+      const processes = this.processes;
       if (this.client === client) {
         this.client = undefined;
+        this.processes = undefined;
       }
-      this.fail(
-        `kenning: the language server did not start (${this.commandLine}): ${describeError(error)}.`,
-        this.hint,
-      );
+      await this.failedStart(error, processes, this.hint);
       void client.dispose(2_000).catch(() => undefined);
+      processes?.kill();
       return undefined;
     }
   }
@@ -107,7 +134,9 @@ export class KenningServer implements vscode.Disposable {
 
   async stop(): Promise<void> {
     const client = this.client;
+    const processes = this.processes;
     this.client = undefined;
+    this.processes = undefined;
     if (client === undefined) {
       return;
     }
@@ -116,6 +145,8 @@ export class KenningServer implements vscode.Disposable {
     } catch (error) {
       this.output.appendLine(`kenning: stopping the server failed: ${describeError(error)}`);
     }
+    // shutdown + exit normally ends it; a server that did not answer in time is ended here
+    processes?.kill();
   }
 
   private async resolveCommand(): Promise<ServerCommand | undefined> {
@@ -166,17 +197,15 @@ export class KenningServer implements vscode.Disposable {
     const check = await preflight(command, { cwd: this.cwd, which: pathLookup });
     if (!check.ok) {
       const hint = installHintFor(command, check.reason === "missing-executable");
-      this.fail(`kenning: cannot start the language server (${line}): ${check.detail}.`, hint);
+      this.fail(`cannot start the language server (${line}): ${check.detail}.`, hint);
       return undefined;
     }
 
-    const serverOptions: ServerOptions = {
-      command: command.command,
-      args: command.args,
-      transport: TransportKind.stdio,
-      options: { cwd: this.cwd },
-    };
-    const client: LanguageClient = new LanguageClient(
+    // The client spawns through `processes` (a function ServerOptions): the command line stays
+    // exactly as configured, and the exit code and stderr are there to explain a failure.
+    const processes = new ServerProcesses({ command: command.command, args: command.args, cwd: this.cwd });
+    const serverOptions: ServerOptions = () => processes.spawn();
+    const client: LanguageClient = new KenningClient(
       CLIENT_ID,
       CLIENT_NAME,
       serverOptions,
@@ -186,8 +215,10 @@ export class KenningServer implements vscode.Disposable {
     client.onDidChangeState((event) => {
       // Only the current client speaks for the status bar; a restart stops the old one on purpose.
       if (this.client === client && event.newState === State.Stopped) {
+        const exit = processes.exit;
+        const how = exit === undefined ? "" : ` (${describeExit(exit)})`;
         this.statusBar.stopped(
-          "the language server stopped; see Output → kenning, then Kenning: Restart Server",
+          `the language server stopped${how}; see Output → kenning, then Kenning: Restart Server`,
         );
       } else if (this.client === client && event.newState === State.Starting) {
         this.statusBar.starting();
@@ -198,19 +229,34 @@ export class KenningServer implements vscode.Disposable {
     try {
       await client.start();
     } catch (error) {
-      this.fail(
-        `kenning: the language server did not start (${line}): ${describeError(error)}.`,
-        installHintFor(command),
-      );
+      await this.failedStart(error, processes, installHintFor(command));
       try {
         await client.dispose(2_000);
       } catch {
         // already down
       }
+      processes.kill();
       return undefined;
     }
     this.client = client;
+    this.processes = processes;
     return client;
+  }
+
+  /**
+   * Explains a start that failed. When the process died, its exit code and last stderr line
+   * say why; the client's own error ("connection got disposed") only says that it did.
+   */
+  private async failedStart(error: unknown, processes: ServerProcesses | undefined, hint: string): Promise<void> {
+    const exit = await processes?.waitForExit(1_000);
+    if (exit === undefined) {
+      this.fail(`the language server did not start (${this.commandLine}): ${describeError(error)}.`, hint);
+      return;
+    }
+    this.fail(
+      `the language server did not start (${this.commandLine}): ${describeExit(exit)}.`,
+      isMissingKenning(exit) || exit.error !== undefined ? hint : "See Output → kenning for its log.",
+    );
   }
 
   private clientOptions(client: () => LanguageClient): LanguageClientOptions {
@@ -242,11 +288,13 @@ export class KenningServer implements vscode.Disposable {
     };
   }
 
+  /** `message` without the "kenning: " prefix; the toast and the log add it, the status bar too. */
   private fail(message: string, hint: string): void {
-    this.output.appendLine(`${message} ${hint}`);
-    this.statusBar.stopped(`${message} ${hint}`);
+    const text = `${withoutPrefix(message)} ${hint}`;
+    this.output.appendLine(`kenning: ${text}`);
+    this.statusBar.stopped(text);
     void vscode.window
-      .showErrorMessage(`${message} ${hint}`, "Open Settings", "Show Output")
+      .showErrorMessage(`kenning: ${text}`, "Open Settings", "Show Output")
       .then((choice) => {
         if (choice === "Open Settings") {
           void vscode.commands.executeCommand("workbench.action.openSettings", "kenning.server");

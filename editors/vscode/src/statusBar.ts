@@ -4,7 +4,7 @@
 
 import * as vscode from "vscode";
 
-import { statusBarText } from "./format";
+import { statusBarText, withoutPrefix } from "./format";
 import type { IndexStatus } from "./protocol";
 
 export function folderName(uri: string): string {
@@ -44,7 +44,7 @@ export class IndexStatusBar implements vscode.Disposable {
   stopped(reason: string): void {
     this.statuses.clear();
     this.item.text = "$(error) kenning";
-    this.item.tooltip = `kenning: ${reason}`;
+    this.item.tooltip = `kenning: ${withoutPrefix(reason)}`;
     this.item.backgroundColor = new vscode.ThemeColor("statusBarItem.errorBackground");
   }
 
@@ -52,7 +52,7 @@ export class IndexStatusBar implements vscode.Disposable {
   idle(reason: string): void {
     this.statuses.clear();
     this.item.text = "$(circle-slash) kenning";
-    this.item.tooltip = `kenning: ${reason}`;
+    this.item.tooltip = `kenning: ${withoutPrefix(reason)}`;
     this.item.backgroundColor = undefined;
   }
 

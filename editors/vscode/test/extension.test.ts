@@ -21,8 +21,8 @@ const declared = pkg.contributes.commands.map((c) => c.command);
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+async function until(check: () => boolean, what: string, tries = 200): Promise<void> {
+  for (let i = 0; i < tries; i++) {
     if (check()) {
       return;
     }
@@ -100,12 +100,10 @@ describe("activate", () => {
   it("starts `kenning.server.command` over stdio with the protocol's initialization options", async () => {
     const { client } = await activated();
     assert.equal(client.id, "kenning");
-    assert.deepEqual(client.serverOptions, {
-      command: process.execPath,
-      args: ["serve"],
-      transport: 0,
-      options: { cwd: tmpdir() },
-    });
+    // A function ServerOptions: the client adds nothing (no --stdio) to the configured command line.
+    assert.equal(typeof client.serverOptions, "function");
+    assert.ok(client.process !== undefined);
+    assert.deepEqual(client.process.spawnargs, [process.execPath, "serve"]);
     const options = client.clientOptions as {
       initializationOptions: unknown;
       synchronize: { configurationSection: string };
@@ -242,9 +240,58 @@ describe("activate", () => {
 
   it("reports a start failure instead of throwing", async () => {
     LanguageClient.startError = new Error("initialize failed");
+    stub.settings.set("kenning.server.command", [process.execPath, "-e", "setTimeout(() => {}, 60000)"]);
+    await activate(context() as never);
+    // the process still runs: the client's own error is all there is (after a short wait for an exit)
+    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 1_000);
+    assert.match(stub.messages[0].text, /did not start .*initialize failed/);
+    const child = LanguageClient.instances[0].process;
+    await until(() => child?.exitCode !== null || child?.signalCode !== null, "the process to be ended");
+  });
+
+  it("explains a server that exits during start by its exit code and last stderr line", async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => {
+      rejections.push(reason);
+    };
+    process.on("unhandledRejection", onRejection);
+    try {
+      // What the real client reports when the process dies before answering initialize.
+      LanguageClient.startError = Object.assign(
+        new Error("Pending response rejected since connection got disposed"),
+        { code: -32097 },
+      );
+      const script =
+        "console.error('usage: kenning serve');" +
+        "console.error('kenning: error: unrecognized arguments: --stdio'); process.exit(2)";
+      stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
+      await activate(context() as never);
+      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+      const text = stub.messages[0].text;
+      assert.match(text, /exited with code 2: kenning: error: unrecognized arguments: --stdio/);
+      assert.doesNotMatch(text, /-32097|connection got disposed/);
+      assert.match(text, /See Output → kenning/);
+      assert.deepEqual(stub.messages[0].items, ["Open Settings", "Show Output"]);
+      const tooltip = String(stub.statusBarItems[0].tooltip);
+      assert.match(tooltip, /^kenning: the language server did not start/);
+      assert.doesNotMatch(tooltip, /kenning: kenning:/);
+      // Restart and stop after the failed start: no rejection escapes.
+      await stub.commands.get("kenning.restartServer")?.();
+      await deactivate();
+      await sleep(50);
+      assert.deepEqual(rejections, []);
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
+  });
+
+  it("keeps the install hint when the interpreter lacks kenning", async () => {
+    LanguageClient.startError = new Error("Pending response rejected since connection got disposed");
+    const script = "console.error(\"/usr/bin/python3: No module named kenning\"); process.exit(1)";
+    stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
     await activate(context() as never);
     await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
-    assert.match(stub.messages[0].text, /did not start .*initialize failed/);
+    assert.match(stub.messages[0].text, /exited with code 1: .*No module named kenning\. Check kenning\.server\.command/);
   });
 });
 

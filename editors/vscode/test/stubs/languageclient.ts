@@ -1,6 +1,10 @@
 // A fake `vscode-languageclient/node` for the glue tests: a LanguageClient
-// that never spawns anything. It records how it was constructed and what was
-// sent, and answers requests through `LanguageClient.handler`. esbuild aliases
+// that speaks no JSON-RPC. It records how it was constructed and what was
+// sent, and answers requests through `LanguageClient.handler`. Like the real
+// one it calls a function ServerOptions to get the server process, and after a
+// failed start it refuses to stop ("Client is not running and can't be
+// stopped") and calls its own stop() without awaiting it, as
+// vscode-languageclient 9 does when initialize fails. esbuild aliases
 // the real module to this file when it bundles the tests.
 
 export enum TransportKind {
@@ -60,6 +64,9 @@ export class LanguageClient {
   readonly notificationHandlers = new Map<string, (params: unknown) => void>();
   running = false;
   disposed = false;
+  startFailed = false;
+  /** what a function ServerOptions returned */
+  process: import("node:child_process").ChildProcess | undefined;
   private readonly stateListeners: ((event: { oldState: State; newState: State }) => void)[] = [];
 
   constructor(
@@ -79,8 +86,14 @@ export class LanguageClient {
 
   async start(): Promise<void> {
     this.setState(State.Starting);
+    const spawn = this.serverOptions as unknown;
+    if (typeof spawn === "function") {
+      this.process = await (spawn as () => Promise<import("node:child_process").ChildProcess>)();
+    }
     if (LanguageClient.startError !== undefined) {
+      this.startFailed = true;
       this.setState(State.Stopped);
+      void this.stop();
       throw LanguageClient.startError;
     }
     this.setState(State.Running);
@@ -111,12 +124,15 @@ export class LanguageClient {
     return this.running;
   }
 
-  async dispose(_timeout?: number): Promise<void> {
-    this.setState(State.Stopped);
+  dispose(timeout?: number): Promise<void> {
     this.disposed = true;
+    return this.stop(timeout);
   }
 
-  async stop(): Promise<void> {
+  async stop(_timeout?: number): Promise<void> {
+    if (this.startFailed) {
+      throw new Error("Client is not running and can't be stopped. It's current state is: startFailed");
+    }
     this.setState(State.Stopped);
   }
 
