@@ -92,6 +92,12 @@ export class KenningServer implements vscode.Disposable {
 
   /** The running client, starting it first if needed; undefined when it cannot start. */
   async ensureStarted(): Promise<LanguageClient | undefined> {
+    // An untrusted workspace is never indexed: its files, ignore files and store are the
+    // repository author's, not the user's. extension.ts starts the server when trust is granted.
+    if (!vscode.workspace.isTrusted) {
+      this.statusBar.untrusted();
+      return undefined;
+    }
     const client = this.client;
     if (client?.isRunning()) {
       return client;

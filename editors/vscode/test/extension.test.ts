@@ -295,6 +295,40 @@ describe("activate", () => {
   });
 });
 
+describe("workspace trust", () => {
+  it("declares limited support for untrusted workspaces", () => {
+    const capabilities = (pkg as unknown as {
+      capabilities: { untrustedWorkspaces: { supported: unknown; description: string } };
+    }).capabilities;
+    assert.equal(capabilities.untrustedWorkspaces.supported, "limited");
+    assert.match(capabilities.untrustedWorkspaces.description, /does not start its language server/);
+  });
+
+  it("starts no server in Restricted Mode, says why, and starts once trust is granted", async () => {
+    stub.trusted = false;
+    await activate(context() as never);
+    await sleep(20);
+    assert.equal(LanguageClient.instances.length, 0, "no server in an untrusted workspace");
+    const item = stub.statusBarItems[0];
+    assert.equal(item.text, "$(shield) kenning");
+    assert.match(String(item.tooltip), /^kenning: this workspace is in Restricted Mode/);
+    assert.equal(item.command, "workbench.trust.manage");
+
+    stub.messageAnswer = "Manage Workspace Trust";
+    await stub.commands.get("kenning.semanticSearch")?.();
+    assert.equal(LanguageClient.instances.length, 0);
+    assert.match(stub.messages.at(-1)?.text ?? "", /Restricted Mode/);
+    assert.deepEqual(stub.messages.at(-1)?.items, ["Manage Workspace Trust"]);
+    assert.ok(stub.executed.some((e) => e.command === "workbench.trust.manage"));
+    await stub.commands.get("kenning.restartServer")?.();
+    assert.equal(LanguageClient.instances.length, 0, "a restart does not bypass trust");
+
+    stub.grantTrust();
+    await until(() => LanguageClient.instances.some((c) => c.running), "the client to start");
+    assert.equal(item.command, "kenning.showIndexStatus");
+  });
+});
+
 describe("commands", () => {
   it("Reindex Workspace sends kenning.reindex", async () => {
     const { client } = await activated();

@@ -284,6 +284,14 @@ export const stub = {
   configurationChanged: new EventEmitter<{ affectsConfiguration(section: string): boolean }>(),
   foldersChanged: new EventEmitter<{ added: unknown[]; removed: { uri: Uri }[] }>(),
   output: [] as string[],
+  /** vscode.workspace.isTrusted; grantTrust() flips it and fires onDidGrantWorkspaceTrust */
+  trusted: true,
+  trustGranted: new EventEmitter<void>(),
+
+  grantTrust(): void {
+    this.trusted = true;
+    this.trustGranted.fire();
+  },
 
   /** Fires onDidChangeConfiguration after setting `name` (e.g. "kenning.model"). */
   changeSetting(name: string, value: unknown): void {
@@ -316,6 +324,8 @@ export const stub = {
     this.configurationChanged = new EventEmitter();
     this.foldersChanged = new EventEmitter();
     this.output = [];
+    this.trusted = true;
+    this.trustGranted = new EventEmitter();
   },
 };
 
@@ -446,6 +456,12 @@ export const workspace = {
   },
   get onDidChangeWorkspaceFolders() {
     return stub.foldersChanged.event;
+  },
+  get isTrusted() {
+    return stub.trusted;
+  },
+  get onDidGrantWorkspaceTrust() {
+    return stub.trustGranted.event;
   },
   getWorkspaceFolder(uri: Uri) {
     return stub.workspaceFolders?.find((folder) => uri.path.startsWith(folder.uri.path));
