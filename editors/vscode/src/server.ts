@@ -8,9 +8,14 @@
 import * as os from "node:os";
 import * as vscode from "vscode";
 import {
+  CloseAction,
+  ErrorAction,
   LanguageClient,
   RevealOutputChannelOn,
   State,
+  type CloseHandlerResult,
+  type ErrorHandler,
+  type ErrorHandlerResult,
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
@@ -34,6 +39,8 @@ import type { IndexStatusBar } from "./statusBar";
 
 const CLIENT_ID = "kenning";
 const CLIENT_NAME = "kenning";
+/** crashes of a running server that are restarted within 3 minutes */
+const MAX_RESTARTS = 3;
 
 export function pathLookup(name: string): string | undefined {
   return which(name, {
@@ -52,6 +59,38 @@ export function pathLookup(name: string): string | undefined {
  * Stopping something that is not running has nothing to do, so it resolves.
  */
 export class KenningClient extends LanguageClient {
+  private startingUp = false;
+
+  /**
+   * Rejects unless the client ends up running. vscode-languageclient 9.0.1 resolves start()
+   * when the server process dies during initialize (its connection-closed handler clears the
+   * start promise before start() returns it) and leaves that promise's rejection unobserved.
+   */
+  override start(): Promise<void> {
+    this.startingUp = true;
+    const started = super.start();
+    // Set synchronously by start(); observing it keeps its rejection from going unhandled.
+    const internal = (this as unknown as { _onStart?: Promise<void> })._onStart;
+    let failure: unknown;
+    internal?.catch((error: unknown) => {
+      failure = error;
+    });
+    return started
+      .then(() => {
+        if (!this.isRunning()) {
+          throw failure ?? new Error("the client is not running after start");
+        }
+      })
+      .finally(() => {
+        this.startingUp = false;
+      });
+  }
+
+  /** No toasts of the client's own while starting: a failed start gets one message, with the reason. */
+  override error(message: string, data?: unknown, showNotification: boolean | "force" = true): void {
+    super.error(message, data, this.startingUp ? false : showNotification);
+  }
+
   override async stop(timeout?: number): Promise<void> {
     try {
       await super.stop(timeout);
@@ -60,6 +99,48 @@ export class KenningClient extends LanguageClient {
         throw error;
       }
     }
+  }
+}
+
+/**
+ * When the connection closes: never restart a server that did not start (the client's default
+ * would spawn it again several times and bury the reason under "-32097"); after it ran, restart
+ * a crashed server up to `maxRestarts` times in 3 minutes, like the client's default handler.
+ */
+export class RestartPolicy implements ErrorHandler {
+  private started = false;
+  private readonly restarts: number[] = [];
+
+  constructor(
+    private readonly maxRestarts: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The server answered initialize. */
+  markStarted(): void {
+    this.started = true;
+  }
+
+  error(_error: Error, _message: unknown, count: number | undefined): ErrorHandlerResult {
+    return { action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown };
+  }
+
+  closed(): CloseHandlerResult {
+    if (!this.started) {
+      return { action: CloseAction.DoNotRestart, handled: true };
+    }
+    const now = this.now();
+    this.restarts.push(now);
+    while (this.restarts.length > 0 && now - this.restarts[0] > 3 * 60_000) {
+      this.restarts.shift();
+    }
+    if (this.restarts.length > this.maxRestarts) {
+      return {
+        action: CloseAction.DoNotRestart,
+        message: `kenning: the server stopped ${this.restarts.length} times in 3 minutes and is not restarted; see Output → kenning, then Kenning: Restart Server.`,
+      };
+    }
+    return { action: CloseAction.Restart, handled: true };
   }
 }
 
@@ -211,11 +292,12 @@ export class KenningServer implements vscode.Disposable {
     // exactly as configured, and the exit code and stderr are there to explain a failure.
     const processes = new ServerProcesses({ command: command.command, args: command.args, cwd: this.cwd });
     const serverOptions: ServerOptions = () => processes.spawn();
+    const restartPolicy = new RestartPolicy(MAX_RESTARTS);
     const client: LanguageClient = new KenningClient(
       CLIENT_ID,
       CLIENT_NAME,
       serverOptions,
-      this.clientOptions((): LanguageClient => client),
+      this.clientOptions((): LanguageClient => client, restartPolicy),
     );
     client.onNotification(indexStatus, (status) => this.statusBar.update(status));
     client.onDidChangeState((event) => {
@@ -234,6 +316,7 @@ export class KenningServer implements vscode.Disposable {
     this.hint = installHintFor(command);
     try {
       await client.start();
+      restartPolicy.markStarted();
     } catch (error) {
       await this.failedStart(error, processes, installHintFor(command));
       try {
@@ -254,7 +337,7 @@ export class KenningServer implements vscode.Disposable {
    * say why; the client's own error ("connection got disposed") only says that it did.
    */
   private async failedStart(error: unknown, processes: ServerProcesses | undefined, hint: string): Promise<void> {
-    const exit = await processes?.waitForExit(1_000);
+    const exit = (await processes?.waitForExit(1_000)) ?? processes?.lastExit;
     if (exit === undefined) {
       this.fail(`the language server did not start (${this.commandLine}): ${describeError(error)}.`, hint);
       return;
@@ -265,7 +348,7 @@ export class KenningServer implements vscode.Disposable {
     );
   }
 
-  private clientOptions(client: () => LanguageClient): LanguageClientOptions {
+  private clientOptions(client: () => LanguageClient, errorHandler: ErrorHandler): LanguageClientOptions {
     return {
       // Every file: kenning indexes all languages, and kenning/similar names open documents.
       documentSelector: [{ scheme: "file" }],
@@ -273,7 +356,7 @@ export class KenningServer implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: settingsFor(vscode.workspace.workspaceFolders?.[0]?.uri),
       synchronize: { configurationSection: CONFIGURATION_SECTION },
-      connectionOptions: { maxRestartCount: 3 },
+      errorHandler,
       middleware: {
         workspace: {
           configuration: async (params, token, next) => {

@@ -95,6 +95,7 @@ export interface SpawnRequest {
 export class ServerProcesses {
   private current: ChildProcess | undefined;
   private ended: ServerExit | undefined;
+  private previous: ServerExit | undefined;
   private readonly exitListeners: ((exit: ServerExit) => void)[] = [];
   /** one-shot listeners of waitForExit */
   private waiters: ((exit: ServerExit) => void)[] = [];
@@ -119,6 +120,7 @@ export class ServerProcesses {
         return;
       }
       this.ended = exit;
+      this.previous = exit;
       const waiters = this.waiters;
       this.waiters = [];
       for (const listener of [...this.exitListeners, ...waiters]) {
@@ -134,6 +136,11 @@ export class ServerProcesses {
   /** How the latest process ended; undefined while it runs or before any started. */
   get exit(): ServerExit | undefined {
     return this.ended;
+  }
+
+  /** How the most recent process that ended ended (the latest may be running again). */
+  get lastExit(): ServerExit | undefined {
+    return this.previous;
   }
 
   /** Resolves with how the latest process ended, or undefined if it is still running after `ms`. */

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
 
 import { activate, deactivate } from "../src/extension";
+import { RestartPolicy } from "../src/server";
 import type { SearchHit, SemanticSearchResult } from "../src/protocol";
 import type { ResultItem } from "../src/searchPick";
 import { LanguageClient } from "./stubs/languageclient";
@@ -285,6 +286,30 @@ describe("activate", () => {
     }
   });
 
+  it("treats a start() that resolves without a running client as failed (vscode-languageclient 9.0.1)", async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => {
+      rejections.push(reason);
+    };
+    process.on("unhandledRejection", onRejection);
+    try {
+      LanguageClient.startError = new Error("Pending response rejected since connection got disposed");
+      LanguageClient.resolveFailedStart = true;
+      const script = "console.error('kenning: error: unrecognized arguments: --x'); process.exit(2)";
+      stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
+      await activate(context() as never);
+      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 1_000);
+      assert.match(stub.messages[0].text, /did not start .*exited with code 2: kenning: error: unrecognized arguments: --x/);
+      assert.equal(stub.statusBarItems[0].text, "$(error) kenning");
+      const client = LanguageClient.instances[0];
+      client.error("kenning client: couldn't create connection to server.", undefined, "force");
+      await sleep(50);
+      assert.deepEqual(rejections, []);
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
+  });
+
   it("keeps the install hint when the interpreter lacks kenning", async () => {
     LanguageClient.startError = new Error("Pending response rejected since connection got disposed");
     const script = "console.error(\"/usr/bin/python3: No module named kenning\"); process.exit(1)";
@@ -292,6 +317,29 @@ describe("activate", () => {
     await activate(context() as never);
     await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
     assert.match(stub.messages[0].text, /exited with code 1: .*No module named kenning\. Check kenning\.server\.command/);
+  });
+});
+
+describe("RestartPolicy", () => {
+  it("never restarts a server that did not start", () => {
+    const policy = new RestartPolicy(3);
+    assert.deepEqual(policy.closed(), { action: 1, handled: true });
+  });
+
+  it("restarts a crashed server up to 3 times in 3 minutes, then gives up with a reason", () => {
+    let now = 0;
+    const policy = new RestartPolicy(3, () => now);
+    policy.markStarted();
+    for (let i = 0; i < 3; i++) {
+      now += 1_000;
+      assert.equal(policy.closed().action, 2);
+    }
+    now += 1_000;
+    const gaveUp = policy.closed();
+    assert.equal(gaveUp.action, 1);
+    assert.match(String(gaveUp.message), /stopped 4 times in 3 minutes/);
+    now += 4 * 60_000;
+    assert.equal(policy.closed().action, 2, "old crashes are forgotten");
   });
 });
 

@@ -14,6 +14,33 @@ export enum TransportKind {
   socket = 3,
 }
 
+export enum ErrorAction {
+  Continue = 1,
+  Shutdown = 2,
+}
+
+export enum CloseAction {
+  DoNotRestart = 1,
+  Restart = 2,
+}
+
+export interface ErrorHandlerResult {
+  action: ErrorAction;
+  message?: string;
+  handled?: boolean;
+}
+
+export interface CloseHandlerResult {
+  action: CloseAction;
+  message?: string;
+  handled?: boolean;
+}
+
+export interface ErrorHandler {
+  error(error: Error, message: unknown, count: number | undefined): ErrorHandlerResult;
+  closed(): CloseHandlerResult;
+}
+
 export enum RevealOutputChannelOn {
   Debug = 0,
   Info = 1,
@@ -58,6 +85,11 @@ export class LanguageClient {
   static handler: RequestHandler = async () => null;
   /** when set, start() rejects with it */
   static startError: Error | undefined;
+  /**
+   * With startError: start() resolves anyway and an internal promise rejects, as
+   * vscode-languageclient 9.0.1 does when the process dies during initialize.
+   */
+  static resolveFailedStart = false;
 
   readonly requests: SentRequest[] = [];
   readonly notifications: { method: string; params: unknown }[] = [];
@@ -82,9 +114,17 @@ export class LanguageClient {
     LanguageClient.instances = [];
     LanguageClient.handler = async () => null;
     LanguageClient.startError = undefined;
+    LanguageClient.resolveFailedStart = false;
   }
 
   async start(): Promise<void> {
+    // Like the real client: the start promise exists before the first await.
+    let rejectStart: (error: unknown) => void = () => undefined;
+    if (LanguageClient.resolveFailedStart) {
+      this._onStart = new Promise<void>((_resolve, reject) => {
+        rejectStart = reject;
+      });
+    }
     this.setState(State.Starting);
     const spawn = this.serverOptions as unknown;
     if (typeof spawn === "function") {
@@ -94,6 +134,10 @@ export class LanguageClient {
       this.startFailed = true;
       this.setState(State.Stopped);
       void this.stop();
+      if (LanguageClient.resolveFailedStart) {
+        rejectStart(LanguageClient.startError);
+        return;
+      }
       throw LanguageClient.startError;
     }
     this.setState(State.Running);
@@ -118,6 +162,14 @@ export class LanguageClient {
     for (const listener of this.stateListeners) {
       listener({ oldState, newState });
     }
+  }
+
+  /** the real client's start promise (private there) */
+  _onStart: Promise<void> | undefined;
+  readonly errors: { message: string; showNotification: boolean | "force" | undefined }[] = [];
+
+  error(message: string, _data?: unknown, showNotification?: boolean | "force"): void {
+    this.errors.push({ message, showNotification });
   }
 
   isRunning(): boolean {
