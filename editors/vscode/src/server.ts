@@ -357,6 +357,9 @@ export class KenningServer implements vscode.Disposable {
       initializationOptions: settingsFor(vscode.workspace.workspaceFolders?.[0]?.uri),
       synchronize: { configurationSection: CONFIGURATION_SECTION },
       errorHandler,
+      // Without a handler the client shows the bare "connection got disposed" in a toast of its own;
+      // failedStart explains a failed start once, with the server's exit code and last words.
+      initializationFailedHandler: () => false,
       middleware: {
         workspace: {
           configuration: async (params, token, next) => {

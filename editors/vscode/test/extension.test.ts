@@ -106,9 +106,12 @@ describe("activate", () => {
     assert.ok(client.process !== undefined);
     assert.deepEqual(client.process.spawnargs, [process.execPath, "serve"]);
     const options = client.clientOptions as {
+      initializationFailedHandler: (error: unknown) => boolean;
       initializationOptions: unknown;
       synchronize: { configurationSection: string };
     };
+    // a failed initialize gets the extension's one message, not the client's own toast as well
+    assert.equal(options.initializationFailedHandler(new Error("x")), false);
     assert.deepEqual(options.initializationOptions, {
       storePath: null,
       model: null,
