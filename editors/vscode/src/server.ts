@@ -337,7 +337,7 @@ export class KenningServer implements vscode.Disposable {
    * say why; the client's own error ("connection got disposed") only says that it did.
    */
   private async failedStart(error: unknown, processes: ServerProcesses | undefined, hint: string): Promise<void> {
-    const exit = (await processes?.waitForExit(1_000)) ?? processes?.lastExit;
+    const exit = (await processes?.waitForExit(2_000)) ?? processes?.lastExit;
     if (exit === undefined) {
       this.fail(`the language server did not start (${this.commandLine}): ${describeError(error)}.`, hint);
       return;

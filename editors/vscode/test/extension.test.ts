@@ -204,7 +204,7 @@ describe("activate", () => {
     process.env.PATH = "";
     try {
       await activate(context() as never);
-      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
     } finally {
       process.env.PATH = savedPath;
     }
@@ -219,7 +219,7 @@ describe("activate", () => {
     stub.settings.delete("kenning.server.command");
     stub.settings.set("kenning.server.pythonPath", join(tmpdir(), "no-such-python"));
     await activate(context() as never);
-    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
     assert.match(stub.messages[0].text, /no-such-python does not exist.*Check kenning\.server\.pythonPath/);
   });
 
@@ -247,7 +247,7 @@ describe("activate", () => {
     stub.settings.set("kenning.server.command", [process.execPath, "-e", "setTimeout(() => {}, 60000)"]);
     await activate(context() as never);
     // the process still runs: the client's own error is all there is (after a short wait for an exit)
-    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 1_000);
+    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
     assert.match(stub.messages[0].text, /did not start .*initialize failed/);
     const child = LanguageClient.instances[0].process;
     await until(() => child?.exitCode !== null || child?.signalCode !== null, "the process to be ended");
@@ -270,7 +270,7 @@ describe("activate", () => {
         "console.error('kenning: error: unrecognized arguments: --stdio'); process.exit(2)";
       stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
       await activate(context() as never);
-      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
       const text = stub.messages[0].text;
       assert.match(text, /exited with code 2: kenning: error: unrecognized arguments: --stdio/);
       assert.doesNotMatch(text, /-32097|connection got disposed/);
@@ -301,7 +301,7 @@ describe("activate", () => {
       const script = "console.error('kenning: error: unrecognized arguments: --x'); process.exit(2)";
       stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
       await activate(context() as never);
-      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 1_000);
+      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
       assert.match(stub.messages[0].text, /did not start .*exited with code 2: kenning: error: unrecognized arguments: --x/);
       assert.equal(stub.statusBarItems[0].text, "$(error) kenning");
       const client = LanguageClient.instances[0];
@@ -318,7 +318,7 @@ describe("activate", () => {
     const script = "console.error(\"/usr/bin/python3: No module named kenning\"); process.exit(1)";
     stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
     await activate(context() as never);
-    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
     assert.match(stub.messages[0].text, /exited with code 1: .*No module named kenning\. Check kenning\.server\.command/);
   });
 });

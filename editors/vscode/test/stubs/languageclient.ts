@@ -131,6 +131,13 @@ export class LanguageClient {
       this.process = await (spawn as () => Promise<import("node:child_process").ChildProcess>)();
     }
     if (LanguageClient.startError !== undefined) {
+      // "connection got disposed" is what the real client says when the process has ended.
+      const child = this.process;
+      if (child !== undefined && /connection got disposed/.test(LanguageClient.startError.message)) {
+        if (child.exitCode === null && child.signalCode === null) {
+          await new Promise((resolve) => child.once("exit", resolve));
+        }
+      }
       this.startFailed = true;
       this.setState(State.Stopped);
       void this.stop();
