@@ -18,6 +18,7 @@ import {
   type IndexStatus,
 } from "./protocol";
 import { showSemanticSearch, showSimilar, type SearchBackend } from "./searchPick";
+import { registerMcpServers } from "./mcp";
 import { KenningServer } from "./server";
 import { IndexStatusBar, MANAGE_TRUST_COMMAND, UNTRUSTED_REASON, folderName } from "./statusBar";
 
@@ -173,6 +174,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
+
+  // kenning's MCP server for VS Code's agents, where this VS Code supports registering one.
+  const version = (context.extension?.packageJSON as { version?: string } | undefined)?.version ?? "0";
+  const mcp = registerMcpServers(() => kenning.resolveQuietly(), version);
+  if (mcp !== undefined) {
+    context.subscriptions.push(mcp);
+  }
 
   // Index as soon as there is something to index; with no folder open, start on first use.
   if (!vscode.workspace.isTrusted) {

@@ -33,6 +33,7 @@ import {
   resolveServerCommand,
   which,
   type ServerCommand,
+  type ServerCommandFailure,
 } from "./serverCommand";
 import { describeExit, ServerProcesses, type ServerExit } from "./serverProcess";
 import type { IndexStatusBar } from "./statusBar";
@@ -237,6 +238,24 @@ export class KenningServer implements vscode.Disposable {
   }
 
   private async resolveCommand(): Promise<ServerCommand | undefined> {
+    const resolved = await this.resolve();
+    if (isFailure(resolved)) {
+      this.fail(resolved.error, resolved.installHint);
+      return undefined;
+    }
+    if (resolved.source === "pythonExtension") {
+      await this.watchInterpreter();
+    }
+    return resolved;
+  }
+
+  /** The server command as the settings give it, without telling the user when there is none. */
+  async resolveQuietly(): Promise<ServerCommand | undefined> {
+    const resolved = await this.resolve();
+    return isFailure(resolved) ? undefined : resolved;
+  }
+
+  private async resolve(): Promise<ServerCommand | ServerCommandFailure> {
     const config = vscode.workspace.getConfiguration(CONFIGURATION_SECTION);
     const command = config.get<string[]>("server.command");
     const pythonPath = config.get<string>("server.pythonPath");
@@ -252,13 +271,6 @@ export class KenningServer implements vscode.Disposable {
       which: pathLookup,
       variables: { home: os.homedir(), workspaceFolder: folder?.uri.fsPath, env: process.env },
     });
-    if (isFailure(resolved)) {
-      this.fail(resolved.error, resolved.installHint);
-      return undefined;
-    }
-    if (resolved.source === "pythonExtension") {
-      await this.watchInterpreter();
-    }
     return resolved;
   }
 

@@ -307,7 +307,17 @@ export const stub = {
     }
     return pick as unknown as FakeQuickPick<T>;
   },
+  /** registered MCP server-definition providers, by id (with the API installed) */
+  mcpProviders: new Map<string, McpProviderLike>(),
+  installMcpApi(): void {
+    lm.registerMcpServerDefinitionProvider = (id, provider) => {
+      this.mcpProviders.set(id, provider);
+      return new Disposable(() => this.mcpProviders.delete(id));
+    };
+  },
   reset(): void {
+    delete lm.registerMcpServerDefinitionProvider;
+    this.mcpProviders.clear();
     this.commands.clear();
     this.executed = [];
     this.settings.clear();
@@ -472,6 +482,26 @@ export const workspace = {
     return folder === undefined ? path : path.slice(folder.uri.path.length + 1);
   },
 };
+
+/** VS Code 1.101's MCP API; tests install it with stub.installMcpApi(). */
+export class McpStdioServerDefinition {
+  constructor(
+    readonly label: string,
+    readonly command: string,
+    readonly args: string[] = [],
+    readonly env: Record<string, string | number | null> = {},
+    readonly version?: string,
+  ) {}
+}
+
+export const lm: {
+  registerMcpServerDefinitionProvider?: (id: string, provider: McpProviderLike) => Disposable;
+} = {};
+
+export interface McpProviderLike {
+  onDidChangeMcpServerDefinitions: (listener: () => void) => Disposable;
+  provideMcpServerDefinitions(token: unknown): Promise<unknown[]>;
+}
 
 export const extensions = {
   getExtension(id: string) {
