@@ -9,7 +9,16 @@
 // (KENNING_CHROMIUM, default /usr/bin/chromium). .ci/vscode-e2e sets all up.
 
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -79,7 +88,10 @@ function writeWorkspace(root) {
   return root;
 }
 
-/** PIDs of `kenning serve` processes started from our Python (the extension's servers). */
+/** The work directory of this run; the extension runs its server with its own directory, inside it, as cwd. */
+let workDir = "";
+
+/** PIDs of the `kenning serve` processes this run's extension started (other tests may run more). */
 function kenningServers() {
   const pids = [];
   for (const entry of readdirSync("/proc")) {
@@ -88,7 +100,8 @@ function kenningServers() {
     }
     try {
       const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      if (argv[0] === python && argv.includes("kenning") && argv.includes("serve")) {
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      if (argv.includes("kenning") && argv.includes("serve") && cwd.startsWith(`${workDir}/`)) {
         pids.push(Number(entry));
       }
     } catch {
@@ -637,6 +650,7 @@ async function main() {
   rmSync(shots, { recursive: true, force: true });
   mkdirSync(shots, { recursive: true });
   const work = mkdtempSync(join(tmpdir(), "kenning-vscode-e2e-"));
+  workDir = work;
   log(`work dir ${work}; python ${python}`);
   const timer = setTimeout(() => {
     console.error(`vscode-e2e: over ${TOTAL_LIMIT_MS / 60_000} minutes, giving up`);
