@@ -17,9 +17,11 @@ SERVER_CMD = [sys.executable, "-m", "kenning", "serve"]
 
 
 class RawServer:
-    def __init__(self, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, cwd: Path | None = None, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+    ) -> None:
         self.proc = subprocess.Popen(
-            SERVER_CMD,
+            [*SERVER_CMD, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

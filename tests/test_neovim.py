@@ -92,6 +92,12 @@ def test_plugin_config_commands_and_helpers(tmp_path: Path) -> None:
     assert "ok" in run_spec("unit_spec.lua", tmp_path)
 
 
+def test_plugin_reads_the_golden_protocol(tmp_path: Path) -> None:
+    # tests/golden/*.json: the server's real responses (tests/lsp/test_golden.py records them).
+    golden = Path(__file__).resolve().parent / "golden"
+    assert "ok" in run_spec("golden_spec.lua", tmp_path, KENNING_GOLDEN_DIR=str(golden))
+
+
 def test_plugin_against_the_real_server(tmp_path: Path) -> None:
     ws = write_workspace(tmp_path / "ws")
     git_init(ws)

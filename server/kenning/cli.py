@@ -631,7 +631,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_languages)
 
     p = sub.add_parser("serve", help="run the language server (stdio)")
-    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    transport = p.add_mutually_exclusive_group()
+    # Accepted, not needed: stdio is the default, and many LSP clients append --stdio to the command.
+    transport.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    transport.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("mcp", help="serve the index to coding agents (MCP over stdio)")

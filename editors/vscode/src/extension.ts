@@ -18,8 +18,9 @@ import {
   type IndexStatus,
 } from "./protocol";
 import { showSemanticSearch, showSimilar, type SearchBackend } from "./searchPick";
+import { registerMcpServers } from "./mcp";
 import { KenningServer } from "./server";
-import { IndexStatusBar, folderName } from "./statusBar";
+import { IndexStatusBar, MANAGE_TRUST_COMMAND, UNTRUSTED_REASON, folderName } from "./statusBar";
 
 /** The extension's own command ids (package.json contributes.commands). */
 export const Commands = {
@@ -44,6 +45,16 @@ async function withClient(
   kenning: KenningServer,
   run: (client: LanguageClient) => Promise<void>,
 ): Promise<void> {
+  if (!vscode.workspace.isTrusted) {
+    const choice = await vscode.window.showInformationMessage(
+      `kenning: ${UNTRUSTED_REASON}`,
+      "Manage Workspace Trust",
+    );
+    if (choice === "Manage Workspace Trust") {
+      await vscode.commands.executeCommand(MANAGE_TRUST_COMMAND);
+    }
+    return;
+  }
   const client = await kenning.ensureStarted();
   if (client === undefined) {
     return; // KenningServer already told the user why
@@ -147,6 +158,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void kenning.restart();
       }
     }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      if ((vscode.workspace.workspaceFolders ?? []).length > 0) {
+        void kenning.ensureStarted();
+      } else {
+        statusBar.idle("no folder open; the server starts when a folder is opened or a command is used");
+      }
+    }),
     vscode.workspace.onDidChangeWorkspaceFolders((event) => {
       for (const removed of event.removed) {
         statusBar.forget(removed.uri.toString());
@@ -157,8 +175,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
+  // kenning's MCP server for VS Code's agents, where this VS Code supports registering one.
+  const version = (context.extension?.packageJSON as { version?: string } | undefined)?.version ?? "0";
+  const mcp = registerMcpServers(() => kenning.resolveQuietly(), version);
+  if (mcp !== undefined) {
+    context.subscriptions.push(mcp);
+  }
+
   // Index as soon as there is something to index; with no folder open, start on first use.
-  if ((vscode.workspace.workspaceFolders ?? []).length > 0) {
+  if (!vscode.workspace.isTrusted) {
+    statusBar.untrusted();
+  } else if ((vscode.workspace.workspaceFolders ?? []).length > 0) {
     void kenning.ensureStarted();
   } else {
     statusBar.idle("no folder open; the server starts when a folder is opened or a command is used");

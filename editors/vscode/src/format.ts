@@ -230,3 +230,8 @@ export function describeError(error: unknown): string {
   }
   return code === undefined ? message : `${message} (${code})`;
 }
+
+/** `text` without a leading "kenning: ", so that adding the prefix never doubles it. */
+export function withoutPrefix(text: string): string {
+  return text.replace(/^(kenning:\s*)+/i, "");
+}

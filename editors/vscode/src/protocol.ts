@@ -155,6 +155,19 @@ export interface IndexStatus {
 
 export const indexStatus = new NotificationType<IndexStatus>("kenning/indexStatus");
 
+/** One folder in the answer of the kenning.status command. */
+export interface IndexStatusReport extends IndexStatus {
+  /** how many indexing jobs the folder has run (a burst of saves is one job) */
+  reindexJobs: number;
+}
+
+/** A JSON-RPC error response's `error`, e.g. -32602 for a bad parameter. */
+export interface ResponseErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
 // ---------------------------------------------------------------------------
 // workspace/executeCommand commands. These are *server* command ids: the
 // extension's own VS Code commands must use other ids, because
@@ -163,7 +176,7 @@ export const indexStatus = new NotificationType<IndexStatus>("kenning/indexStatu
 export const ServerCommands = {
   /** args: none, or [folderUri]; result: null (a full rescan starts in the background) */
   reindex: "kenning.reindex",
-  /** args: none; result: IndexStatus[], one per folder */
+  /** args: none; result: IndexStatusReport[], one per folder */
   status: "kenning.status",
 } as const;
 
@@ -184,7 +197,7 @@ export function statusParams(): ExecuteCommandParams {
 /** workspace/executeCommand typed for kenning.reindex. */
 export const reindex = new RequestType<ExecuteCommandParams, null, void>(ExecuteCommandRequest.method);
 /** workspace/executeCommand typed for kenning.status. */
-export const status = new RequestType<ExecuteCommandParams, IndexStatus[], void>(
+export const status = new RequestType<ExecuteCommandParams, IndexStatusReport[], void>(
   ExecuteCommandRequest.method,
 );
 

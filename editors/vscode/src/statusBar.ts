@@ -4,8 +4,14 @@
 
 import * as vscode from "vscode";
 
-import { statusBarText } from "./format";
+import { statusBarText, withoutPrefix } from "./format";
 import type { IndexStatus } from "./protocol";
+
+/** VS Code's own "Workspaces: Manage Workspace Trust". */
+export const MANAGE_TRUST_COMMAND = "workbench.trust.manage";
+
+export const UNTRUSTED_REASON =
+  "this workspace is in Restricted Mode, so the server does not start and nothing is indexed; it starts when you trust the workspace.";
 
 export function folderName(uri: string): string {
   try {
@@ -24,7 +30,7 @@ export class IndexStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly statuses = new Map<string, IndexStatus>();
 
-  constructor(command: string) {
+  constructor(private readonly command: string) {
     this.item = vscode.window.createStatusBarItem("kenning.indexStatus", vscode.StatusBarAlignment.Left, 0);
     this.item.name = "kenning";
     this.item.command = command;
@@ -35,6 +41,7 @@ export class IndexStatusBar implements vscode.Disposable {
   /** The server is (re)starting: forget what the previous process reported. */
   starting(): void {
     this.statuses.clear();
+    this.item.command = this.command;
     this.item.text = "$(sync~spin) kenning";
     this.item.tooltip = "kenning: starting the language server…";
     this.item.backgroundColor = undefined;
@@ -44,15 +51,24 @@ export class IndexStatusBar implements vscode.Disposable {
   stopped(reason: string): void {
     this.statuses.clear();
     this.item.text = "$(error) kenning";
-    this.item.tooltip = `kenning: ${reason}`;
+    this.item.tooltip = `kenning: ${withoutPrefix(reason)}`;
     this.item.backgroundColor = new vscode.ThemeColor("statusBarItem.errorBackground");
+  }
+
+  /** Restricted Mode: the server waits for the user to trust the workspace; a click manages trust. */
+  untrusted(): void {
+    this.statuses.clear();
+    this.item.text = "$(shield) kenning";
+    this.item.tooltip = `kenning: ${UNTRUSTED_REASON} Click to manage workspace trust.`;
+    this.item.command = MANAGE_TRUST_COMMAND;
+    this.item.backgroundColor = undefined;
   }
 
   /** Not running, and that is fine (e.g. no folder open yet). */
   idle(reason: string): void {
     this.statuses.clear();
     this.item.text = "$(circle-slash) kenning";
-    this.item.tooltip = `kenning: ${reason}`;
+    this.item.tooltip = `kenning: ${withoutPrefix(reason)}`;
     this.item.backgroundColor = undefined;
   }
 

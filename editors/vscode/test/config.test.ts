@@ -18,6 +18,7 @@ const root = join(__dirname, "..", "..");
 
 interface SettingSchema {
   default?: unknown;
+  markdownDescription?: string;
   minimum?: number;
   maximum?: number;
   enum?: unknown[];
@@ -166,5 +167,19 @@ describe("docs/protocol.md", { skip: !existsSync(join(root, "..", "..", "docs", 
     );
     const keys = [...section.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);
     assert.deepEqual([...keys].sort(), [...OPTION_KEYS].sort());
+  });
+});
+
+describe("configurationDefaults", () => {
+  it("hides the default store folder from the Explorer and from search", () => {
+    const defaults = (
+      JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+        contributes: { configurationDefaults?: Record<string, Record<string, boolean>> };
+      }
+    ).contributes.configurationDefaults;
+    // `.kenning` is the store's default name (kenning.storePath's description says so too).
+    assert.match(String(properties["kenning.storePath"].markdownDescription), /`<folder>\/\.kenning`/);
+    assert.deepEqual(defaults?.["files.exclude"], { "**/.kenning": true });
+    assert.deepEqual(defaults?.["search.exclude"], { "**/.kenning": true });
   });
 });

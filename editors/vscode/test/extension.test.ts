@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
 
 import { activate, deactivate } from "../src/extension";
+import { RestartPolicy } from "../src/server";
 import type { SearchHit, SemanticSearchResult } from "../src/protocol";
 import type { ResultItem } from "../src/searchPick";
 import { LanguageClient } from "./stubs/languageclient";
@@ -21,8 +22,8 @@ const declared = pkg.contributes.commands.map((c) => c.command);
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+async function until(check: () => boolean, what: string, tries = 200): Promise<void> {
+  for (let i = 0; i < tries; i++) {
     if (check()) {
       return;
     }
@@ -100,16 +101,17 @@ describe("activate", () => {
   it("starts `kenning.server.command` over stdio with the protocol's initialization options", async () => {
     const { client } = await activated();
     assert.equal(client.id, "kenning");
-    assert.deepEqual(client.serverOptions, {
-      command: process.execPath,
-      args: ["serve"],
-      transport: 0,
-      options: { cwd: tmpdir() },
-    });
+    // A function ServerOptions: the client adds nothing (no --stdio) to the configured command line.
+    assert.equal(typeof client.serverOptions, "function");
+    assert.ok(client.process !== undefined);
+    assert.deepEqual(client.process.spawnargs, [process.execPath, "serve"]);
     const options = client.clientOptions as {
+      initializationFailedHandler: (error: unknown) => boolean;
       initializationOptions: unknown;
       synchronize: { configurationSection: string };
     };
+    // a failed initialize gets the extension's one message, not the client's own toast as well
+    assert.equal(options.initializationFailedHandler(new Error("x")), false);
     assert.deepEqual(options.initializationOptions, {
       storePath: null,
       model: null,
@@ -202,7 +204,7 @@ describe("activate", () => {
     process.env.PATH = "";
     try {
       await activate(context() as never);
-      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
     } finally {
       process.env.PATH = savedPath;
     }
@@ -217,7 +219,7 @@ describe("activate", () => {
     stub.settings.delete("kenning.server.command");
     stub.settings.set("kenning.server.pythonPath", join(tmpdir(), "no-such-python"));
     await activate(context() as never);
-    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
     assert.match(stub.messages[0].text, /no-such-python does not exist.*Check kenning\.server\.pythonPath/);
   });
 
@@ -242,9 +244,139 @@ describe("activate", () => {
 
   it("reports a start failure instead of throwing", async () => {
     LanguageClient.startError = new Error("initialize failed");
+    stub.settings.set("kenning.server.command", [process.execPath, "-e", "setTimeout(() => {}, 60000)"]);
     await activate(context() as never);
-    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message");
+    // the process still runs: the client's own error is all there is (after a short wait for an exit)
+    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
     assert.match(stub.messages[0].text, /did not start .*initialize failed/);
+    const child = LanguageClient.instances[0].process;
+    await until(() => child?.exitCode !== null || child?.signalCode !== null, "the process to be ended");
+  });
+
+  it("explains a server that exits during start by its exit code and last stderr line", async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => {
+      rejections.push(reason);
+    };
+    process.on("unhandledRejection", onRejection);
+    try {
+      // What the real client reports when the process dies before answering initialize.
+      LanguageClient.startError = Object.assign(
+        new Error("Pending response rejected since connection got disposed"),
+        { code: -32097 },
+      );
+      const script =
+        "console.error('usage: kenning serve');" +
+        "console.error('kenning: error: unrecognized arguments: --stdio'); process.exit(2)";
+      stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
+      await activate(context() as never);
+      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
+      const text = stub.messages[0].text;
+      assert.match(text, /exited with code 2: kenning: error: unrecognized arguments: --stdio/);
+      assert.doesNotMatch(text, /-32097|connection got disposed/);
+      assert.match(text, /See Output → kenning/);
+      assert.deepEqual(stub.messages[0].items, ["Open Settings", "Show Output"]);
+      const tooltip = String(stub.statusBarItems[0].tooltip);
+      assert.match(tooltip, /^kenning: the language server did not start/);
+      assert.doesNotMatch(tooltip, /kenning: kenning:/);
+      // Restart and stop after the failed start: no rejection escapes.
+      await stub.commands.get("kenning.restartServer")?.();
+      await deactivate();
+      await sleep(50);
+      assert.deepEqual(rejections, []);
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
+  });
+
+  it("treats a start() that resolves without a running client as failed (vscode-languageclient 9.0.1)", async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => {
+      rejections.push(reason);
+    };
+    process.on("unhandledRejection", onRejection);
+    try {
+      LanguageClient.startError = new Error("Pending response rejected since connection got disposed");
+      LanguageClient.resolveFailedStart = true;
+      const script = "console.error('kenning: error: unrecognized arguments: --x'); process.exit(2)";
+      stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
+      await activate(context() as never);
+      await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
+      assert.match(stub.messages[0].text, /did not start .*exited with code 2: kenning: error: unrecognized arguments: --x/);
+      assert.equal(stub.statusBarItems[0].text, "$(error) kenning");
+      const client = LanguageClient.instances[0];
+      client.error("kenning client: couldn't create connection to server.", undefined, "force");
+      await sleep(50);
+      assert.deepEqual(rejections, []);
+    } finally {
+      process.off("unhandledRejection", onRejection);
+    }
+  });
+
+  it("keeps the install hint when the interpreter lacks kenning", async () => {
+    LanguageClient.startError = new Error("Pending response rejected since connection got disposed");
+    const script = "console.error(\"/usr/bin/python3: No module named kenning\"); process.exit(1)";
+    stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
+    await activate(context() as never);
+    await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
+    assert.match(stub.messages[0].text, /exited with code 1: .*No module named kenning\. Check kenning\.server\.command/);
+  });
+});
+
+describe("RestartPolicy", () => {
+  it("never restarts a server that did not start", () => {
+    const policy = new RestartPolicy(3);
+    assert.deepEqual(policy.closed(), { action: 1, handled: true });
+  });
+
+  it("restarts a crashed server up to 3 times in 3 minutes, then gives up with a reason", () => {
+    let now = 0;
+    const policy = new RestartPolicy(3, () => now);
+    policy.markStarted();
+    for (let i = 0; i < 3; i++) {
+      now += 1_000;
+      assert.equal(policy.closed().action, 2);
+    }
+    now += 1_000;
+    const gaveUp = policy.closed();
+    assert.equal(gaveUp.action, 1);
+    assert.match(String(gaveUp.message), /stopped 4 times in 3 minutes/);
+    now += 4 * 60_000;
+    assert.equal(policy.closed().action, 2, "old crashes are forgotten");
+  });
+});
+
+describe("workspace trust", () => {
+  it("declares limited support for untrusted workspaces", () => {
+    const capabilities = (pkg as unknown as {
+      capabilities: { untrustedWorkspaces: { supported: unknown; description: string } };
+    }).capabilities;
+    assert.equal(capabilities.untrustedWorkspaces.supported, "limited");
+    assert.match(capabilities.untrustedWorkspaces.description, /does not start its language server/);
+  });
+
+  it("starts no server in Restricted Mode, says why, and starts once trust is granted", async () => {
+    stub.trusted = false;
+    await activate(context() as never);
+    await sleep(20);
+    assert.equal(LanguageClient.instances.length, 0, "no server in an untrusted workspace");
+    const item = stub.statusBarItems[0];
+    assert.equal(item.text, "$(shield) kenning");
+    assert.match(String(item.tooltip), /^kenning: this workspace is in Restricted Mode/);
+    assert.equal(item.command, "workbench.trust.manage");
+
+    stub.messageAnswer = "Manage Workspace Trust";
+    await stub.commands.get("kenning.semanticSearch")?.();
+    assert.equal(LanguageClient.instances.length, 0);
+    assert.match(stub.messages.at(-1)?.text ?? "", /Restricted Mode/);
+    assert.deepEqual(stub.messages.at(-1)?.items, ["Manage Workspace Trust"]);
+    assert.ok(stub.executed.some((e) => e.command === "workbench.trust.manage"));
+    await stub.commands.get("kenning.restartServer")?.();
+    assert.equal(LanguageClient.instances.length, 0, "a restart does not bypass trust");
+
+    stub.grantTrust();
+    await until(() => LanguageClient.instances.some((c) => c.running), "the client to start");
+    assert.equal(item.command, "kenning.showIndexStatus");
   });
 });
 

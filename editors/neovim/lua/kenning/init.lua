@@ -35,6 +35,10 @@ M.methods = {
 ---@field message? string
 ---@field embeddingEndpoint? string the host that receives code for embedding, if not local
 
+--- One folder in the answer of the `kenning.status` command.
+---@class kenning.IndexStatusReport : kenning.IndexStatus
+---@field reindexJobs integer how many indexing jobs the folder has run
+
 --- The last `kenning/indexStatus` of each folder, by client id and folder URI.
 ---@type table<integer, table<string, kenning.IndexStatus>>
 M.index_status = {}

@@ -8,6 +8,10 @@ local M = {}
 ---@field kind string
 ---@field containerName? string
 
+---@class kenning.HitMatch
+---@field denseRank integer|vim.NIL 1-based rank in the dense half, null when absent
+---@field lexicalRank integer|vim.NIL
+
 ---@class kenning.Hit
 ---@field uri string
 ---@field range lsp.Range
@@ -15,6 +19,7 @@ local M = {}
 ---@field preview string
 ---@field symbol? kenning.HitSymbol
 ---@field language string
+---@field match kenning.HitMatch
 
 ---@class kenning.IndexSummary
 ---@field state 'scanning'|'embedding'|'ready'|'error'

@@ -1,6 +1,10 @@
 // A fake `vscode-languageclient/node` for the glue tests: a LanguageClient
-// that never spawns anything. It records how it was constructed and what was
-// sent, and answers requests through `LanguageClient.handler`. esbuild aliases
+// that speaks no JSON-RPC. It records how it was constructed and what was
+// sent, and answers requests through `LanguageClient.handler`. Like the real
+// one it calls a function ServerOptions to get the server process, and after a
+// failed start it refuses to stop ("Client is not running and can't be
+// stopped") and calls its own stop() without awaiting it, as
+// vscode-languageclient 9 does when initialize fails. esbuild aliases
 // the real module to this file when it bundles the tests.
 
 export enum TransportKind {
@@ -8,6 +12,33 @@ export enum TransportKind {
   ipc = 1,
   pipe = 2,
   socket = 3,
+}
+
+export enum ErrorAction {
+  Continue = 1,
+  Shutdown = 2,
+}
+
+export enum CloseAction {
+  DoNotRestart = 1,
+  Restart = 2,
+}
+
+export interface ErrorHandlerResult {
+  action: ErrorAction;
+  message?: string;
+  handled?: boolean;
+}
+
+export interface CloseHandlerResult {
+  action: CloseAction;
+  message?: string;
+  handled?: boolean;
+}
+
+export interface ErrorHandler {
+  error(error: Error, message: unknown, count: number | undefined): ErrorHandlerResult;
+  closed(): CloseHandlerResult;
 }
 
 export enum RevealOutputChannelOn {
@@ -54,12 +85,20 @@ export class LanguageClient {
   static handler: RequestHandler = async () => null;
   /** when set, start() rejects with it */
   static startError: Error | undefined;
+  /**
+   * With startError: start() resolves anyway and an internal promise rejects, as
+   * vscode-languageclient 9.0.1 does when the process dies during initialize.
+   */
+  static resolveFailedStart = false;
 
   readonly requests: SentRequest[] = [];
   readonly notifications: { method: string; params: unknown }[] = [];
   readonly notificationHandlers = new Map<string, (params: unknown) => void>();
   running = false;
   disposed = false;
+  startFailed = false;
+  /** what a function ServerOptions returned */
+  process: import("node:child_process").ChildProcess | undefined;
   private readonly stateListeners: ((event: { oldState: State; newState: State }) => void)[] = [];
 
   constructor(
@@ -75,12 +114,37 @@ export class LanguageClient {
     LanguageClient.instances = [];
     LanguageClient.handler = async () => null;
     LanguageClient.startError = undefined;
+    LanguageClient.resolveFailedStart = false;
   }
 
   async start(): Promise<void> {
+    // Like the real client: the start promise exists before the first await.
+    let rejectStart: (error: unknown) => void = () => undefined;
+    if (LanguageClient.resolveFailedStart) {
+      this._onStart = new Promise<void>((_resolve, reject) => {
+        rejectStart = reject;
+      });
+    }
     this.setState(State.Starting);
+    const spawn = this.serverOptions as unknown;
+    if (typeof spawn === "function") {
+      this.process = await (spawn as () => Promise<import("node:child_process").ChildProcess>)();
+    }
     if (LanguageClient.startError !== undefined) {
+      // "connection got disposed" is what the real client says when the process has ended.
+      const child = this.process;
+      if (child !== undefined && /connection got disposed/.test(LanguageClient.startError.message)) {
+        if (child.exitCode === null && child.signalCode === null) {
+          await new Promise((resolve) => child.once("exit", resolve));
+        }
+      }
+      this.startFailed = true;
       this.setState(State.Stopped);
+      void this.stop();
+      if (LanguageClient.resolveFailedStart) {
+        rejectStart(LanguageClient.startError);
+        return;
+      }
       throw LanguageClient.startError;
     }
     this.setState(State.Running);
@@ -107,16 +171,27 @@ export class LanguageClient {
     }
   }
 
+  /** the real client's start promise (private there) */
+  _onStart: Promise<void> | undefined;
+  readonly errors: { message: string; showNotification: boolean | "force" | undefined }[] = [];
+
+  error(message: string, _data?: unknown, showNotification?: boolean | "force"): void {
+    this.errors.push({ message, showNotification });
+  }
+
   isRunning(): boolean {
     return this.running;
   }
 
-  async dispose(_timeout?: number): Promise<void> {
-    this.setState(State.Stopped);
+  dispose(timeout?: number): Promise<void> {
     this.disposed = true;
+    return this.stop(timeout);
   }
 
-  async stop(): Promise<void> {
+  async stop(_timeout?: number): Promise<void> {
+    if (this.startFailed) {
+      throw new Error("Client is not running and can't be stopped. It's current state is: startFailed");
+    }
     this.setState(State.Stopped);
   }
 

@@ -284,6 +284,14 @@ export const stub = {
   configurationChanged: new EventEmitter<{ affectsConfiguration(section: string): boolean }>(),
   foldersChanged: new EventEmitter<{ added: unknown[]; removed: { uri: Uri }[] }>(),
   output: [] as string[],
+  /** vscode.workspace.isTrusted; grantTrust() flips it and fires onDidGrantWorkspaceTrust */
+  trusted: true,
+  trustGranted: new EventEmitter<void>(),
+
+  grantTrust(): void {
+    this.trusted = true;
+    this.trustGranted.fire();
+  },
 
   /** Fires onDidChangeConfiguration after setting `name` (e.g. "kenning.model"). */
   changeSetting(name: string, value: unknown): void {
@@ -299,7 +307,17 @@ export const stub = {
     }
     return pick as unknown as FakeQuickPick<T>;
   },
+  /** registered MCP server-definition providers, by id (with the API installed) */
+  mcpProviders: new Map<string, McpProviderLike>(),
+  installMcpApi(): void {
+    lm.registerMcpServerDefinitionProvider = (id, provider) => {
+      this.mcpProviders.set(id, provider);
+      return new Disposable(() => this.mcpProviders.delete(id));
+    };
+  },
   reset(): void {
+    delete lm.registerMcpServerDefinitionProvider;
+    this.mcpProviders.clear();
     this.commands.clear();
     this.executed = [];
     this.settings.clear();
@@ -316,6 +334,8 @@ export const stub = {
     this.configurationChanged = new EventEmitter();
     this.foldersChanged = new EventEmitter();
     this.output = [];
+    this.trusted = true;
+    this.trustGranted = new EventEmitter();
   },
 };
 
@@ -447,6 +467,12 @@ export const workspace = {
   get onDidChangeWorkspaceFolders() {
     return stub.foldersChanged.event;
   },
+  get isTrusted() {
+    return stub.trusted;
+  },
+  get onDidGrantWorkspaceTrust() {
+    return stub.trustGranted.event;
+  },
   getWorkspaceFolder(uri: Uri) {
     return stub.workspaceFolders?.find((folder) => uri.path.startsWith(folder.uri.path));
   },
@@ -456,6 +482,26 @@ export const workspace = {
     return folder === undefined ? path : path.slice(folder.uri.path.length + 1);
   },
 };
+
+/** VS Code 1.101's MCP API; tests install it with stub.installMcpApi(). */
+export class McpStdioServerDefinition {
+  constructor(
+    readonly label: string,
+    readonly command: string,
+    readonly args: string[] = [],
+    readonly env: Record<string, string | number | null> = {},
+    readonly version?: string,
+  ) {}
+}
+
+export const lm: {
+  registerMcpServerDefinitionProvider?: (id: string, provider: McpProviderLike) => Disposable;
+} = {};
+
+export interface McpProviderLike {
+  onDidChangeMcpServerDefinitions: (listener: () => void) => Disposable;
+  provideMcpServerDefinitions(token: unknown): Promise<unknown[]>;
+}
 
 export const extensions = {
   getExtension(id: string) {
