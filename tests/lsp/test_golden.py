@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -278,5 +279,25 @@ def test_golden_protocol(served: tuple[RawServer, Path], tmp_path: Path) -> None
         )
     finally:
         assert other.close() == 0, "".join(other.stderr_lines[-5:])
+
+    # Through an embedding endpoint, the status names the host that receives the code.
+    from tests.test_endpoint import EmbedServer
+
+    endpoint = EmbedServer("--workers", "1")
+    through = RawServer(args=("--stdio",))
+    try:
+        shutil.rmtree(root / ".kenning", ignore_errors=True)
+        through.initialize(root, {"embedding": {"url": endpoint.url, "model": "minilm", "retries": 0}})
+        statuses = wait_status(through, lambda s: s["state"] == "ready")
+        receiver = {**uri, f"http://127.0.0.1:{endpoint.port}": "http://127.0.0.1:8080"}
+        recorder.add(
+            "indexStatus",
+            "kenning/indexStatus",
+            "notification, server -> client: one sample per state seen",
+            normalise(statuses[-1], receiver),
+        )
+    finally:
+        assert through.close() == 0, "".join(through.stderr_lines[-5:])
+        endpoint.stop()
 
     recorder.check()

@@ -26,9 +26,9 @@ export const RESTART_SETTINGS: readonly string[] = [
  * The protocol keys, each read from the setting of the same name. Values are
  * passed through as the user wrote them — the server validates, warns once and
  * falls back to its default — except that an empty string for a path setting
- * means "the default" (null on the wire).
+ * means "the default" (null on the wire): paths, and the shared cache's size.
  */
-const PATH_KEYS = ["storePath", "model"] as const;
+const PATH_KEYS = ["storePath", "model", "importPack", "sharedCacheMaxSize"] as const;
 const PASS_THROUGH_KEYS = [
   "exclude",
   "maxFileSize",
@@ -37,6 +37,7 @@ const PASS_THROUGH_KEYS = [
   "maxResults",
   "symbolLimit",
   "logLevel",
+  "sharedCache",
 ] as const;
 
 export const OPTION_KEYS: readonly (keyof InitializationOptions)[] = [

@@ -30,6 +30,12 @@ export interface InitializationOptions {
   symbolLimit?: number;
   logLevel?: LogLevel;
   embedding?: EmbeddingOptions;
+  /** the user-level embedding cache (docs/sharing.md) */
+  sharedCache?: boolean;
+  /** its cap: bytes, or a size such as "2G"; null: $KENNING_CACHE_MAX or 2G */
+  sharedCacheMaxSize?: string | number | null;
+  /** an index pack imported into the shared cache before embedding */
+  importPack?: string | null;
 }
 
 /** An OpenAI-compatible embedding server (docs/embedding-servers.md); absent: the built-in model. */
@@ -151,6 +157,29 @@ export interface IndexStatus {
   skipped: number;
   /** for "error": what went wrong */
   message?: string;
+  /** "scheme://host:port" of the embedding server that receives the folder's code, if not local */
+  embeddingEndpoint?: string;
+  /** where the folder's vectors came from since its model was set (once its index is open) */
+  origin?: VectorOrigin;
+  /** the user-level embedding cache shared by every index on the machine (once open) */
+  sharedCache?: SharedCacheInfo;
+}
+
+export interface VectorOrigin {
+  /** computed by the model */
+  computed: number;
+  /** reused from this index's own vectors */
+  store: number;
+  /** taken from the shared cache */
+  sharedCache: number;
+  /** taken from the shared cache, brought there by an index pack */
+  pack: number;
+}
+
+export interface SharedCacheInfo {
+  enabled: boolean;
+  bytes: number;
+  maxBytes: number;
 }
 
 export const indexStatus = new NotificationType<IndexStatus>("kenning/indexStatus");

@@ -105,6 +105,9 @@ describe("toInitializationOptions", () => {
       maxResults: 20,
       symbolLimit: 200,
       logLevel: "info",
+      sharedCache: true,
+      importPack: null,
+      sharedCacheMaxSize: null,
     });
   });
 

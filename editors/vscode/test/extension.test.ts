@@ -122,6 +122,9 @@ describe("activate", () => {
       maxResults: 20,
       symbolLimit: 200,
       logLevel: "info",
+      sharedCache: true,
+      importPack: null,
+      sharedCacheMaxSize: null,
     });
     assert.equal(options.synchronize.configurationSection, "kenning");
   });

@@ -34,6 +34,19 @@ M.methods = {
 ---@field skipped integer
 ---@field message? string
 ---@field embeddingEndpoint? string the host that receives code for embedding, if not local
+---@field origin? kenning.VectorOrigin where the vectors came from (once the index is open)
+---@field sharedCache? kenning.SharedCacheInfo the user-level embedding cache (once open)
+
+---@class kenning.VectorOrigin
+---@field computed integer
+---@field store integer
+---@field sharedCache integer
+---@field pack integer
+
+---@class kenning.SharedCacheInfo
+---@field enabled boolean
+---@field bytes integer
+---@field maxBytes integer
 
 --- One folder in the answer of the `kenning.status` command.
 ---@class kenning.IndexStatusReport : kenning.IndexStatus
