@@ -25,6 +25,7 @@ from kenning.engine import Engine
 from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
 from kenning.store.db import EMBEDDED_THROUGH, FileRow, NewChunk, NewSymbol
+from kenning.types import ShouldStop
 from kenning.workspace import (
     FileEntry,
     SkipReason,
@@ -68,7 +69,6 @@ ORIGIN_KEYS = (ORIGIN_COMPUTED, ORIGIN_STORE, ORIGIN_SHARED, ORIGIN_PACK)
 CONTENT_SKIPS = frozenset({SkipReason.BINARY.value, SkipReason.GENERATED.value})
 
 Progress = Callable[["IndexProgress"], None]
-ShouldStop = Callable[[], bool]
 
 
 @dataclass(slots=True)

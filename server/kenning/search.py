@@ -27,6 +27,7 @@ from kenning.languages import is_known_language
 from kenning.lexical import name_parts, query_terms
 from kenning.store.db import ChunkRow
 from kenning.store.vectors import EXACT_SEARCH_LIMIT
+from kenning.types import ShouldStop
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,6 @@ COMMON_TERM_MIN_CHUNKS = 500  # in a small index every term is cheap, and droppi
 # dropped too (the rarest always stays): a long descriptive query against 100k chunks stays
 # near what it costs against 20k.
 LEXICAL_POSTINGS_BUDGET = 7_500
-
-ShouldStop = Callable[[], bool]
 
 
 class SearchError(ValueError):

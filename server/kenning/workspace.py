@@ -45,12 +45,12 @@ from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 import pathspec
 
+from kenning.config import DEFAULT_MAX_FILE_SIZE, STORE_DIRNAME
+
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "DEFAULT_MAX_FILE_SIZE",
     "IGNORE_FILE",
-    "STORE_DIR_NAME",
     "Discovery",
     "FileEntry",
     "SkipReason",
@@ -66,8 +66,6 @@ __all__ = [
     "uri_to_path",
 ]
 
-DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024
-STORE_DIR_NAME = ".kenning"  # the default store, <root>/.kenning/, is never indexed
 IGNORE_FILE = ".kenningignore"  # gitignore syntax, at the root only
 
 # Content rules (zoekt-style, see docs/reliability): a NUL byte this early means binary; lines
@@ -271,7 +269,7 @@ class _Rules:
         exclude: Sequence[str],
         exclude_dirs: Sequence[str] = (),
     ) -> None:
-        self.stores = {STORE_DIR_NAME}
+        self.stores = {STORE_DIRNAME}
         if store_dir is not None:
             rel = _relative_inside(root, os.path.realpath(store_dir))
             if rel is not None and rel != ".":
@@ -481,7 +479,7 @@ def _git_explain_ignored(root: str) -> str | None:
         return None
     try:
         with os.scandir(root) as it:
-            sample = [e.name for e in it if e.name not in (".git", STORE_DIR_NAME)][:20]
+            sample = [e.name for e in it if e.name not in (".git", STORE_DIRNAME)][:20]
     except OSError:
         return None
     if not sample:

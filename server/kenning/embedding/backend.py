@@ -10,10 +10,12 @@ model answers, requests to abort) is :class:`RemoteBackend`, checked with ``isin
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+from kenning.types import ShouldStop
 
 __all__ = [
     "EmbeddingBackend",
@@ -21,8 +23,6 @@ __all__ = [
     "RemoteBackend",
     "ShouldStop",
 ]
-
-ShouldStop = Callable[[], bool]
 
 
 class EmbeddingUnavailable(Exception):

@@ -46,9 +46,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from kenning.embedding.backend import EmbeddingUnavailable, ShouldStop
+from kenning.embedding.backend import EmbeddingUnavailable
 from kenning.embedding.encoder import EmbeddingCancelled
 from kenning.embedding.endpoint_config import EndpointSettings
+from kenning.types import ShouldStop
 
 __all__ = [
     "PROBE_TEXT",

@@ -31,8 +31,8 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
 from kenning import __version__
+from kenning.folder import POLL_INTERVAL_S, FolderIndex
 from kenning.lsp import protocol as P
-from kenning.lsp.folders import POLL_INTERVAL_S, FolderIndex
 from kenning.lsp.framing import (
     MAX_MESSAGE_BYTES,
     REFUSED_BODY,

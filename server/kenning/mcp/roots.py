@@ -26,8 +26,9 @@ from pathlib import Path
 
 from kenning.config import Config
 from kenning.engine import EncoderFactory, default_encoder_factory
-from kenning.lsp.folders import FolderIndex
+from kenning.folder import FolderIndex
 from kenning.store.lock import LockHeld, WriterLock
+from kenning.types import ShouldStop
 from kenning.workspace import path_to_uri, resolve_inside
 
 log = logging.getLogger(__name__)
@@ -44,8 +45,6 @@ FIRST_SCAN_WAIT_S = 10.0
 REOPEN_EVERY_S = 2.0
 # A replaced read-only engine is closed this long after, so calls already using it finish first.
 RETIRE_AFTER_S = 30.0
-
-ShouldStop = Callable[[], bool]
 
 
 class _Reporter:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,8 @@ from typing import Any
 import pathspec
 
 from kenning.engine import Status
+from kenning.folder import FolderIndex
 from kenning.languages import known_languages
-from kenning.lsp.folders import FolderIndex
 from kenning.mcp.roots import Root, Roots
 from kenning.search import (
     MAX_QUERY_CHARS,
@@ -34,9 +34,8 @@ from kenning.search import (
     search,
     similar,
 )
+from kenning.types import ShouldStop
 from kenning.workspace import SkipReason, read_source
-
-ShouldStop = Callable[[], bool]
 
 MAX_RESULTS = 50
 DEFAULT_SEARCH_LIMIT = 10

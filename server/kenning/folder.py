@@ -1,4 +1,7 @@
-"""One workspace folder in the server: its engine, its indexing thread, its queue of changes.
+"""One workspace folder kept indexed: its engine, its indexing thread, its queue of changes.
+
+Used by every long-running interface (the language server and ``kenning mcp``); it knows nothing
+of LSP or MCP: they report progress and status through the ``Reporter`` they pass in.
 
 Indexing runs on a thread of its own (never pygls' pool, whose threads also read stdin), so the
 event loop and the request handlers stay free. File events are coalesced: a burst of saves of one
