@@ -346,3 +346,20 @@ def test_preview_of_a_long_line_shows_the_match(tmp_path: Path, encoder) -> None
         assert "needle_token_here" in hit.preview
         assert len(hit.preview) <= 300
         assert hit.preview.startswith("…")
+
+
+@pytest.mark.parametrize("planted", ["../outside.py", "/etc/passwd", "a/../../b.py", "./x.py"])
+def test_a_path_kenning_never_writes_is_never_returned(workspace: Path, encoder, planted: str) -> None:
+    # A database file planted beside an authentic one (a WAL from a `git pull`) could rewrite
+    # rows; a result must never name a location outside the workspace all the same.
+    with open_engine(workspace, encoder) as engine:
+        index_all(engine)
+        assert engine.db is not None and engine.db.writer is not None
+        with engine.db.transaction() as conn:
+            conn.execute("UPDATE files SET path=? WHERE path='uploads.py'", (planted,))
+        engine.bump_generation()
+        for mode in ("hybrid", "semantic", "lexical"):
+            found = paths(search(engine, SearchQuery("retry a failed upload after waiting", mode=mode)))
+            assert found and planted not in found, (mode, found)
+        symbols = [h.symbol.path for h in SymbolSearch(engine).find("UploadRetryPolicy", 10)]
+        assert planted not in symbols

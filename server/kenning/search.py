@@ -28,6 +28,7 @@ from kenning.lexical import name_parts, query_terms
 from kenning.store.db import ChunkRow
 from kenning.store.vectors import EXACT_SEARCH_LIMIT
 from kenning.types import ShouldStop
+from kenning.workspace import stored_path_is_plain
 
 log = logging.getLogger(__name__)
 
@@ -565,6 +566,9 @@ def fuse(
     seen_text: set[int] = set()
     spans: dict[str, list[tuple[int, int]]] = {}
     for score, row in scored:
+        if not stored_path_is_plain(row.path):
+            log.warning("a stored chunk names the path %r, which kenning never writes; left out", row.path)
+            continue
         digest = hash(row.text)
         if digest in seen_text:
             continue

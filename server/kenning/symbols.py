@@ -17,6 +17,7 @@ import numpy as np
 from kenning.engine import Engine
 from kenning.fuzzy import FuzzyIndex
 from kenning.store.db import SymbolRow
+from kenning.workspace import stored_path_is_plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,4 +112,6 @@ class SymbolSearch:
 
     def find(self, query: str, limit: int) -> list[SymbolHit]:
         symbols, index = self._current()
-        return [SymbolHit(symbols.row(i), score) for i, score in index.search(query, limit)]
+        hits = [SymbolHit(symbols.row(i), score) for i, score in index.search(query, limit)]
+        # A path kenning never writes (absolute, "..") can only come from a planted database file.
+        return [h for h in hits if stored_path_is_plain(h.symbol.path)]

@@ -1067,6 +1067,15 @@ def text_to_path(text: str) -> str:
     return text if text.isascii() else _FROM_TEXT.sub(_from_text, text)
 
 
+def stored_path_is_plain(path: str) -> bool:
+    """Whether a path read back from the store is what kenning writes: relative, no ``..``, no
+    empty or ``.`` part, no NUL. Anything else came from a database kenning did not write (a WAL
+    planted beside an authentic one, say) and must never become a location shown to the user."""
+    if not path or "\0" in path or path.startswith("/"):
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
 def display_path(path: str | Path) -> str:
     """A path for people (terminal, log, message): bytes that are not UTF-8 shown as ``\\xNN``."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
