@@ -18,14 +18,19 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kenning.store.trust import MARKER_FILENAME
 from tests.conftest import FILES, write_workspace
-from tests.reliability.conftest import StartServer, start_server, tiny_model  # noqa: F401  (fixtures)
+from tests.reliability.conftest import (  # noqa: F401  (fixtures)
+    StartServer,
+    fill_disk,
+    small_fs,
+    start_server,
+    tiny_model,
+)
 
 TOKEN_A = "qzfirsttokenxq"
 TOKEN_B = "qzsecondtokenxq"
@@ -149,38 +154,8 @@ def test_kenning_as_a_regular_file_is_a_clear_message_not_a_traceback(
 # -- a full disk -------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[Path]:
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    try:
-        subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(mnt)],
-            check=True,
-            capture_output=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        pytest.skip(f"cannot mount a tmpfs here ({exc})")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=10)
-
-
-def _fill(directory: Path) -> Path:
-    filler = directory / "filler"
-    with open(filler, "wb", buffering=0) as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-        except OSError:
-            pass
-    return filler
-
-
 def test_a_full_disk_keeps_what_was_committed_searchable(
-    small_fs: Path,
+    small_fs: Path,  # noqa: F811
     tiny_model: Path,  # noqa: F811
     start_server: StartServer,  # noqa: F811
 ) -> None:
@@ -189,7 +164,7 @@ def test_a_full_disk_keeps_what_was_committed_searchable(
     assert out.returncode == 0, out.stderr
     store = root / ".kenning"
     before = sorted(p.name for p in store.iterdir())
-    filler = _fill(small_fs)
+    filler = fill_disk(small_fs)
 
     out = kenning(
         "search", TOKEN_A, "--root", str(root), "--model", str(tiny_model), "--mode", "lexical", "--json"

@@ -6,8 +6,10 @@ teardown whatever happened; its stderr is printed when a test fails.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import random
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -116,3 +118,37 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if rep.when == "call":
         item.rep_call = rep  # type: ignore[attr-defined]
     return rep
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[Path]:
+    """A 16 MiB tmpfs to fill up (the test is skipped where mounting is not allowed)."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    try:
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(mnt)],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        pytest.skip(f"cannot mount a tmpfs here ({exc})")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=10)
+
+
+def fill_disk(directory: Path) -> Path:
+    """Write until the file system is full; return the filler file."""
+    filler = directory / "filler"
+    with open(filler, "wb", buffering=0) as f:  # unbuffered: close() has nothing left to flush
+        block = b"\0" * 65536
+        try:
+            while True:
+                f.write(block)
+                f.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC, exc
+    return filler

@@ -9,55 +9,18 @@ good generation, no partial file becomes current, and indexing completes once sp
 
 from __future__ import annotations
 
-import errno
 import json
 import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from kenning.store.trust import store_key
 from kenning.store.vectors import file_mac
-from tests.reliability.conftest import StartServer, generate_workspace, module_text, token_for
+from tests.reliability.conftest import StartServer, fill_disk, generate_workspace, module_text, token_for
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[Path]:
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    try:
-        subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(mnt)],
-            check=True,
-            capture_output=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        pytest.skip(f"cannot mount a tmpfs here ({exc}); the engine test covers case 3")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=10)
-
-
-def _fill(directory: Path) -> Path:
-    """Write until the file system is full; return the filler file."""
-    filler = directory / "filler"
-    with open(filler, "wb", buffering=0) as f:  # unbuffered: close() has nothing left to flush
-        block = b"\0" * 65536
-        try:
-            while True:
-                f.write(block)
-                f.flush()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC, exc
-    return filler
 
 
 def _recorded_vectors_ok(store: Path) -> bool:
@@ -79,7 +42,7 @@ def test_disk_full_on_a_real_file_system(
     client = start_server(root, {"model": str(tiny_model), "storePath": str(store)}, watch_files=True)
     client.wait_state("ready")
     old_token = tokens[sorted(tokens)[0]]
-    filler = _fill(small_fs)
+    filler = fill_disk(small_fs)
     for i in range(150):  # far more than the little space left
         (root / "more" / f"m{i}.py").parent.mkdir(exist_ok=True)
         (root / "more" / f"m{i}.py").write_text(module_text(1000 + i, token_for(1000 + i, 1), 4))
