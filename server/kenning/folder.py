@@ -215,6 +215,11 @@ class FolderIndex:
             log.exception("closing the index of %s failed", self.root)
 
     def _run(self) -> None:
+        if self.engine.config.embedding is None:
+            # The local model loads (~0.25 s of CPU) while the store opens and the files are
+            # checked: SQLite's quick_check, the graph's MAC and onnxruntime's session set-up
+            # release the GIL, so on two cores the load is mostly off the path to "ready".
+            threading.Thread(target=self.engine.encoder, name="kenning-model-load", daemon=True).start()
         try:
             self.engine.open()
         except (StoreCorrupt, StoreRefused, OSError) as exc:
@@ -258,7 +263,8 @@ class FolderIndex:
                     self._full = True  # a quiet poll (or the endpoint's retry): no progress UI
             if self._stop:
                 return None
-        self._debounce()
+        if self._events:
+            self._debounce()  # the first full scan has no burst to wait for
         with self._cond:
             if self._stop:
                 return None
