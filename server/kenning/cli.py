@@ -461,7 +461,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def cmd_pack(args: argparse.Namespace) -> int:
     from kenning.embedding.pack import PackError, export_store, import_pack, verify_pack
-    from kenning.store.db import DB_FILENAME
+    from kenning.store.schema import DB_FILENAME
 
     try:
         if args.action == "export":
