@@ -34,6 +34,7 @@ from kenning.store.vectors import (
     valid_vector_file_name,
     vector_file_name,
 )
+from kenning.types import IndexState
 
 if TYPE_CHECKING:
     from kenning.embedding import Encoder
@@ -68,7 +69,7 @@ def default_encoder_factory(config: Config) -> Encoder | EmbeddingBackend:
 
 @dataclass(slots=True)
 class Status:
-    state: str  # "scanning" | "embedding" | "ready" | "error"
+    state: IndexState
     files: int
     chunks: int
     embedded: int
@@ -119,7 +120,7 @@ class Engine:
         self._unconnected: EmbeddingBackend | None = None
         self.read_only = False
         self.read_only_reason: str | None = None
-        self.state = "scanning"
+        self.state: IndexState = "scanning"
         self.state_message: str | None = None
         self.churn = 0
         self._generation = 0  # bumped whenever files, chunks or symbols change; caches key on it

@@ -26,7 +26,7 @@ from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
 from kenning.store.rows import FileRow, NewChunk, NewSymbol
 from kenning.store.schema import EMBEDDED_THROUGH
-from kenning.types import ShouldStop
+from kenning.types import Phase, ShouldStop
 from kenning.workspace import (
     FileEntry,
     SkipReason,
@@ -74,7 +74,7 @@ Progress = Callable[["IndexProgress"], None]
 
 @dataclass(slots=True)
 class IndexProgress:
-    phase: str  # "scanning" | "embedding" | "ready"
+    phase: Phase
     files_done: int = 0
     files_total: int = 0
     chunks_done: int = 0

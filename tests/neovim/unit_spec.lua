@@ -9,16 +9,8 @@ H.check(config, 'vim.lsp.config.kenning is nil: lsp/kenning.lua not found on run
 H.eq(config.cmd, { 'kenning', 'serve' }, 'cmd')
 H.eq(config.filetypes, nil, 'filetypes (nil attaches to every filetype)')
 H.eq({ config.root_markers[1], config.root_markers[2] }, { '.git', '.kenning' }, 'root_markers')
-H.eq(config.init_options, {
-  exclude = {},
-  maxFileSize = 2097152,
-  embedThreads = 0,
-  indexOnStartup = true,
-  maxResults = 20,
-  symbolLimit = 200,
-  logLevel = 'info',
-}, 'init_options defaults')
-H.eq(vim.json.encode(config.init_options.exclude), '[]', 'exclude is sent as an array')
+-- The server owns the defaults: the config sends none of its own (a copy would override it).
+H.eq(config.init_options, nil, 'no init_options: the server decides the defaults')
 H.check(type(config.handlers['kenning/indexStatus']) == 'function', 'no kenning/indexStatus handler')
 
 -- User commands from plugin/kenning.lua.
@@ -168,6 +160,6 @@ require('kenning').setup({ cmd = { 'python3', '-m', 'kenning', 'serve' }, init_o
 H.check(vim.lsp.is_enabled('kenning'), 'setup() did not enable kenning')
 H.eq(vim.lsp.config.kenning.cmd, { 'python3', '-m', 'kenning', 'serve' }, 'cmd after setup')
 H.eq(vim.lsp.config.kenning.init_options.maxResults, 50, 'init_options override')
-H.eq(vim.lsp.config.kenning.init_options.symbolLimit, 200, 'other defaults kept')
+H.eq(vim.lsp.config.kenning.init_options.symbolLimit, nil, 'no default copied in beside it')
 
 io.stdout:write('ok\n')

@@ -608,7 +608,7 @@ async def _run_cancellable(ls: KenningServer, work: Callable[[threading.Event], 
 def _merged(
     ls: KenningServer, responses: list[tuple[FolderIndex, SearchResponse]], limit: int
 ) -> dict[str, Any]:
-    hits: list[tuple[float, dict[str, Any]]] = []
+    hits: list[tuple[float, P.SearchHit]] = []
     lexical_only = False
     for folder, response in responses:
         lexical_only = lexical_only or response.lexical_only
@@ -751,11 +751,10 @@ def cmd_reindex(ls: KenningServer, *args: Any) -> None:
 
 
 @server.command(P.CMD_STATUS)
-def cmd_status(ls: KenningServer, *args: Any) -> list[dict[str, Any]]:
-    out = []
+def cmd_status(ls: KenningServer, *args: Any) -> list[P.IndexStatusReport]:
+    out: list[P.IndexStatusReport] = []
     for f in ls.folder_list():
-        payload = P.status_to_wire(f.uri, f.status())
-        payload["reindexJobs"] = f.jobs_run
+        payload: P.IndexStatusReport = {**P.status_to_wire(f.uri, f.status()), "reindexJobs": f.jobs_run}
         out.append(payload)
     return out
 

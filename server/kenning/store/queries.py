@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from kenning.store.rows import ChunkRow, FileRow, SymbolRow
+from kenning.store.rows import ChunkRow, FileRow, PendingChunk, SymbolRow
 from kenning.store.schema import EMBEDDED_THROUGH
 
 
@@ -125,16 +125,15 @@ class Queries:
 
     def pending_chunks(
         self, limit: int, conn: sqlite3.Connection | None = None, *, after_id: int = 0
-    ) -> list[tuple[int, bytes, str, str, str]]:
-        """Chunks whose model input has no vector yet: (id, embed_key, path, header, text),
-        in id order, starting after ``after_id``.
+    ) -> list[PendingChunk]:
+        """Chunks whose model input has no vector yet, in id order, starting after ``after_id``.
 
         Pass the last id of the previous batch as ``after_id``: starting from the first chunk
         every time re-checks every embedded chunk per batch, which made the embedding loop
         quadratic (7.7 s of CPU for the 30k chunks of the standard library, ~85 s at 100k).
         """
         return [
-            (int(r[0]), bytes(r[1]), str(r[2]), str(r[3]), str(r[4]))
+            PendingChunk(int(r[0]), bytes(r[1]), str(r[2]), str(r[3]), str(r[4]))
             for r in self._r(conn).execute(
                 "SELECT c.id, c.embed_key, f.path, c.header, c.text FROM chunks c"
                 " JOIN files f ON f.id = c.file_id"
