@@ -508,7 +508,7 @@ def cmd_languages(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from kenning.lsp.server import run
+    from kenning.lsp.main import run
 
     return run(tcp=args.tcp)
 
