@@ -1,9 +1,9 @@
 """Incremental indexing: bring the store in line with the files on disk, lexical rows first.
 
-Two phases. ``scan`` discovers, reads and chunks what changed and commits chunks, symbols and
-FTS rows in small transactions, so search works (lexically) within seconds. ``embed_pending``
-then embeds every chunk whose exact model input has no cached vector, commits the vectors and
-adds them to the graph; killed at any moment, it resumes where it stopped.
+Two phases, run in order by :func:`update`. ``scan`` discovers, reads and chunks what changed and
+commits chunks, symbols and FTS rows in small transactions, so search works (lexically) within
+seconds. ``embed_pending`` then embeds every chunk whose exact model input has no cached vector,
+commits the vectors and adds them to the graph; killed at any moment, it resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -308,11 +308,8 @@ def _entries_for(
     below = [w for w in wanted_text if w not in known]
     if below:
         assert engine.db is not None
-        conn = engine.db.reader()
         for w in below:
-            for (path,) in conn.execute(
-                "SELECT path FROM files WHERE path > ? AND path < ?", (w + "/", w + "0")
-            ):
+            for path in engine.db.paths_below(w):
                 if path in known:
                     affected.append(known[path])
     gone = [row.id for row in affected if row.path not in present]
@@ -704,24 +701,38 @@ def _record_embedded_through(engine: Engine, recorded: int) -> None:
     only when it moved, so an unchanged index writes nothing)."""
     db = engine.db
     assert db is not None
-    top = int(db.reader().execute("SELECT max(id) FROM chunks").fetchone()[0] or 0)
+    top = db.max_chunk_id()
     if top != recorded:
         with db.transaction() as conn:
             db.set_meta(conn, EMBEDDED_THROUGH, str(top))
 
 
-def index_all(
+def update(
     engine: Engine,
+    paths: Iterable[str] | None = None,
     *,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     embed: bool = True,
+    exclude_dirs: Sequence[str] = (),
+    defer_save: bool = False,
 ) -> tuple[ScanReport, EmbedReport]:
+    """Bring the index in line with the disk: scan (everything, or ``paths``), then the embedding
+    pass, then drop cached vectors nothing uses once they pile up. The one sequence every caller
+    runs (the CLI, tests, benchmarks); ``engine.state`` follows it. ``embed=False`` stops after
+    the scan (lexical only)."""
     engine.state = "scanning"
-    scan_report = scan(engine, progress=progress, should_stop=should_stop)
+    scan_report = scan(engine, paths, progress=progress, should_stop=should_stop, exclude_dirs=exclude_dirs)
     embed_report = EmbedReport()
     if embed and not (should_stop is not None and should_stop()):
         engine.state = "embedding"
-        embed_report = embed_pending(engine, progress=progress, should_stop=should_stop)
+        embed_report = embed_pending(
+            engine, progress=progress, should_stop=should_stop, defer_save=defer_save
+        )
+        engine.prune_embedding_cache()
     engine.state = "ready" if not embed_report.cancelled else "embedding"
     return scan_report, embed_report
+
+
+# The old name, for branches and scripts written before update() (remove once none use it).
+index_all = update

@@ -144,6 +144,25 @@ class Queries:
             )
         ]
 
+    def max_chunk_id(self, conn: sqlite3.Connection | None = None) -> int:
+        """The highest chunk id (0 for none): chunk ids only grow."""
+        return int(self._r(conn).execute("SELECT max(id) FROM chunks").fetchone()[0] or 0)
+
+    def embedding_cache_counts(self, conn: sqlite3.Connection | None = None) -> tuple[int, int]:
+        """(cached vectors, distinct model inputs the chunks use): how much of the cache is live."""
+        c = self._r(conn)
+        cached = int(c.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+        live = int(c.execute("SELECT count(DISTINCT embed_key) FROM chunks").fetchone()[0])
+        return cached, live
+
+    def paths_below(self, directory: str, conn: sqlite3.Connection | None = None) -> list[str]:
+        """Stored paths inside ``directory`` (relative, no trailing slash): one range query on the
+        unique path index ("dir/" < path < "dir0", "0" being the byte after "/")."""
+        rows = self._r(conn).execute(
+            "SELECT path FROM files WHERE path > ? AND path < ?", (directory + "/", directory + "0")
+        )
+        return [str(r[0]) for r in rows]
+
     def count_embedded(self, chunk_ids: Sequence[int], conn: sqlite3.Connection | None = None) -> int:
         """How many of the given chunks have a stored vector (reused, not computed)."""
         if not chunk_ids:
