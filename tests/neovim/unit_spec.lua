@@ -34,25 +34,19 @@ local query = require('kenning.query')
 local function parse(input)
   return query.parse(input)
 end
-H.eq(parse('retry   failed uploads'), { query = 'retry failed uploads' }, 'plain words')
-H.eq(parse('lang:python parse header path:src/** ext:ts,tsx MODE:lexical path:lib/{a,b}/* Language:go'), {
-  query = 'parse header',
-  mode = 'lexical',
-  filters = { languages = { 'python', 'go' }, paths = { 'src/**', 'lib/{a,b}/*' }, extensions = { 'ts', 'tsx' } },
-}, 'inline filters')
-H.eq(parse('x path:"src/my dir/**" \'lang:python\' extension:.rs'), {
-  query = 'x lang:python',
-  filters = { paths = { 'src/my dir/**' }, extensions = { '.rs' } },
-}, 'quoted values and words')
-H.eq(
-  parse('std::vector foo:bar http://x lang: "unclosed'),
-  { query = 'std::vector foo:bar http://x lang: unclosed' },
-  'not filters'
-)
-local params, problems = query.parse('x mode:fuzzy mode:semantic mode:nope')
-H.eq(params, { query = 'x', mode = 'semantic' }, 'a bad mode is left out')
-H.eq(#problems, 2, 'one problem per bad mode')
-H.check(problems[1]:find('unknown mode "fuzzy"', 1, true), 'problem text', problems)
+-- The cases shared with the VS Code client's parser (src/query.ts).
+local cases_path = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/../query_syntax.json'
+local cases = vim.json.decode(table.concat(vim.fn.readfile(cases_path), '\n')).cases
+H.check(#cases > 10, 'tests/query_syntax.json has no cases')
+for _, case in ipairs(cases) do
+  local params, problems = parse(case.input)
+  H.eq(params, case.params, case.name)
+  local want = case.problems or {}
+  H.eq(#problems, #want, case.name .. ': problems')
+  for i, text in ipairs(want) do
+    H.check(problems[i]:find(text, 1, true), case.name .. ': problem text', problems)
+  end
+end
 H.eq(
   select(2, query.parse(('a'):rep(1001))),
   { 'the query is too long; the server takes at most 1000 characters' },
