@@ -1,6 +1,6 @@
 """Cases 8 and 9 in the indexer: a file deleted, or rewritten, between the walk and the read.
 
-``tests/test_workspace.py`` checks the reader alone; here the whole scan runs (in a subprocess,
+``tests/test_workspace_reading.py`` checks the reader alone; here the whole scan runs (in a subprocess,
 with the real engine and the tiny model) and the file is changed at exactly that moment by
 wrapping the indexer's ``read_source`` — the only way to hit the window deterministically.
 """
