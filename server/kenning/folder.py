@@ -20,10 +20,12 @@ from typing import Protocol
 
 from kenning.config import Config
 from kenning.engine import EncoderFactory, Engine, Status, default_encoder_factory
-from kenning.indexer import IndexProgress, embed_pending, scan
+from kenning.indexer import EMBED_BATCH, FirstPaths, IndexProgress, embed_pending, scan
 from kenning.store.db import StoreCorrupt
 from kenning.store.trust import StoreRefused
 from kenning.symbols import SymbolSearch
+from kenning.workset import WorkingSet, embed_order, recently_modified
+from kenning.workspace import path_to_text, text_to_path
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ class FolderIndex:
         self.engine = Engine(root, config, encoder_factory=encoder_factory)
         self.symbols = SymbolSearch(self.engine)
         self.reporter = reporter
+        self.working_set = WorkingSet()  # the editor's open files: embedded before the rest
         self.opened = threading.Event()
         self.open_error: str | None = None
         self.jobs_run = 0
@@ -128,6 +131,11 @@ class FolderIndex:
             self._dirty.update(paths)
             self._events += 1
             self._cond.notify()
+
+    def file_opened(self, path: str) -> None:
+        """The editor opened ``path`` (relative, as ``locate`` gives it): while the index
+        embeds, that file's chunks go next."""
+        self.working_set.opened(path_to_text(path))
 
     def cancel(self) -> None:
         """Stop the running job at its next checkpoint (lexical rows already written stay)."""
@@ -328,6 +336,8 @@ class FolderIndex:
                         self.reporter.progress_report(token, msg, 20 + min(pct, 100) * 4 // 5)
                 self._emit_status()
 
+            if job.full:
+                self._embed_opened_first(should_stop, token)
             scanned = scan(
                 engine,
                 None if job.full else sorted(job.paths),
@@ -346,7 +356,11 @@ class FolderIndex:
             # An edit's few new vectors do not rewrite the whole graph file (defer_save); a full
             # scan does, so other readers of the store (a second server, the CLI) see its graph.
             report = embed_pending(
-                engine, progress=on_progress, should_stop=should_stop, defer_save=not job.full
+                engine,
+                progress=on_progress,
+                should_stop=should_stop,
+                defer_save=not job.full,
+                first=self._first_paths(job.full),
             )
             engine.prune_embedding_cache()
             if report.unavailable is not None:
@@ -372,6 +386,37 @@ class FolderIndex:
             if token is not None:
                 self.reporter.progress_end(token, end_message)
             self._emit_status(force=True)
+
+    def _embed_opened_first(self, should_stop: Callable[[], bool], token: str | None) -> None:
+        """Before a full scan: index and embed the files the editor has open, so they are
+        semantically searchable within seconds on a fresh (or long unembedded) index, not
+        after the whole tree is scanned. Costs a few stats when they are already embedded."""
+        engine = self.engine
+        opened = self.working_set.paths()
+        if not opened or engine.db is None:
+            return
+        scan(
+            engine, [text_to_path(p) for p in opened], should_stop=should_stop, exclude_dirs=self.exclude_dirs
+        )
+        if should_stop() or not engine.db.pending_chunks_in(opened, 1):
+            return
+        if token is not None:
+            # Percentage 0: the bar belongs to the full scan and embedding that follow.
+            self.reporter.progress_report(token, f"embedding the {len(opened)} open files first", 0)
+        embed_pending(
+            engine, should_stop=should_stop, defer_save=True, first=self.working_set.paths, only_first=True
+        )
+        self._emit_status(force=True)
+
+    def _first_paths(self, full: bool) -> FirstPaths:
+        """What the embedding pass takes first: the open files, and after a full scan with more
+        than a batch to embed, the most recently modified files (the user's working set)."""
+        recent: list[str] = []
+        db = self.engine.db
+        if full and db is not None and db.counts()["pending"] > EMBED_BATCH:
+            recent = recently_modified(self.engine)
+        working_set = self.working_set
+        return lambda: embed_order(working_set.paths(), recent)
 
     def _emit_status(self, *, force: bool = False) -> None:
         now = time.monotonic()

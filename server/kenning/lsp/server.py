@@ -42,6 +42,7 @@ from kenning.lsp.framing import (
 from kenning.lsp.options import Options, parse_options
 from kenning.search import SearchCancelled, SearchError, SearchResponse, search, similar
 from kenning.store.db import StoreClosed
+from kenning.workset import WorkingSet
 from kenning.workspace import (
     display_path,
     path_to_text,
@@ -182,6 +183,9 @@ class KenningServer(LanguageServer):
         self.client_caps: T.ClientCapabilities | None = None
         self.parent_pid: int | None = None
         self.poll_interval: float | None = None  # set when the client cannot watch files
+        # URIs the editor has open (didOpen may arrive before the folder is added): each
+        # folder embeds its open files first (kenning.workset).
+        self.open_uris = WorkingSet()
         self._log_handler = _LspLogHandler(self)
         self._log_handler.setFormatter(logging.Formatter("%(message)s"))
 
@@ -251,6 +255,11 @@ class KenningServer(LanguageServer):
             self.folders[uri] = folder
             folder.exclude_dirs = _nested_dirs(root, [f.root for f in self.folders.values()])
         folder.poll_interval = self.poll_interval
+        for opened in reversed(self.open_uris.paths()):  # the oldest first: the newest ends first
+            path = uri_to_path(opened)
+            inside = resolve_inside([root], path) if path is not None else None
+            if inside is not None:
+                folder.file_opened(inside[1])
         folder.start(index_now=self.options.index_on_startup)
         self._update_nesting()
         log.info(
@@ -537,6 +546,16 @@ def _mark(ls: KenningServer, uris: list[str]) -> None:
         by_folder.setdefault(folder.uri, (folder, []))[1].append(rel)
     for folder, rels in by_folder.values():
         folder.mark_dirty(rels)
+
+
+@server.feature(T.TEXT_DOCUMENT_DID_OPEN)
+def on_did_open(ls: KenningServer, params: T.DidOpenTextDocumentParams) -> None:
+    """An open file is embedded before the rest of a large index (see kenning.workset)."""
+    uri = params.text_document.uri
+    ls.open_uris.opened(uri)
+    found = ls.locate(uri) if ls.folder_list() else None
+    if found is not None:
+        found[0].file_opened(found[1])
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
