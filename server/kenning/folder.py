@@ -402,7 +402,7 @@ class FolderIndex:
             return
         if token is not None:
             # Percentage 0: the bar belongs to the full scan and embedding that follow.
-            self.reporter.progress_report(token, f"embedding the {len(opened)} open files first", 0)
+            self.reporter.progress_report(token, "embedding the open files first", 0)
         embed_pending(
             engine, should_stop=should_stop, defer_save=True, first=self.working_set.paths, only_first=True
         )
