@@ -13,7 +13,7 @@ from kenning import indexer
 from kenning.config import Config
 from kenning.engine import Engine
 from kenning.indexer import IndexProgress, embed_pending, scan
-from kenning.store.db import EMBEDDED_THROUGH
+from kenning.store.schema import EMBEDDED_THROUGH
 from kenning.workset import WorkingSet, embed_order, recently_modified
 from tests.conftest import write_workspace
 
