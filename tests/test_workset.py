@@ -4,6 +4,7 @@ with the real model, and the id walk's mark (EMBEDDED_THROUGH) never claims what
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from kenning import indexer
 from kenning.config import Config
 from kenning.engine import Engine
+from kenning.folder import FolderIndex
 from kenning.indexer import IndexProgress, embed_pending, scan
 from kenning.store.schema import EMBEDDED_THROUGH
 from kenning.workset import WorkingSet, embed_order, recently_modified
@@ -148,3 +150,56 @@ def test_working_set_keeps_the_most_recent_opened_first() -> None:
     paths = opened.paths()
     assert len(paths) == 64 and paths[0] == "f99.py"
     assert np.all([p.startswith("f") for p in paths])
+
+
+class _Recorder:
+    """A folder's reporter that opens a file in the editor once the full scan is under way,
+    and notes whether that file had its vectors when the scan ended."""
+
+    def __init__(self, opened: str) -> None:
+        self.opened = opened
+        self.folder: FolderIndex | None = None
+        self.scan_reports = 0
+        self.embedded_when_scan_ended: bool | None = None
+        self.messages: list[str] = []
+
+    def status(self, folder: FolderIndex) -> None:
+        if folder.engine.state == "embedding" and self.embedded_when_scan_ended is None:
+            self.embedded_when_scan_ended = _embedded_paths(folder.engine).get(self.opened)
+
+    def progress_begin(self, folder: FolderIndex, title: str) -> str | None:
+        return "token"
+
+    def progress_report(self, token: str, message: str, percentage: int) -> None:
+        self.messages.append(message)
+        if message.endswith(" files"):
+            self.scan_reports += 1
+            if self.scan_reports == 1 and self.folder is not None:
+                self.folder.file_opened(self.opened)  # the user opens it during the scan
+
+    def progress_end(self, token: str, message: str) -> None:
+        self.messages.append(message)
+
+    def progress_cancelled(self, token: str) -> bool:
+        return False
+
+
+def test_a_file_opened_during_the_full_scan_is_embedded_before_the_scan_ends(tmp_path: Path) -> None:
+    files = {f"pkg/m{i:03d}.py": f"def helper_{i}(value):\n    return value * {i}\n" for i in range(600)}
+    opened = "zz/late.py"
+    files[opened] = "def settle(lines, rate):\n    return sum(lines) * (1 + rate)\n"
+    ws = write_workspace(tmp_path / "ws", files)
+    recorder = _Recorder(opened)
+    folder = FolderIndex(ws.as_uri(), ws, Config(), recorder)
+    recorder.folder = folder
+    folder.start(index_now=True)
+    try:
+        deadline = time.monotonic() + 300
+        while folder.engine.state != "ready" or folder.jobs_run == 0:
+            assert time.monotonic() < deadline, recorder.messages[-5:]
+            time.sleep(0.1)
+    finally:
+        folder.stop()
+    assert recorder.scan_reports >= 2  # the scan took several batches: the file came midway
+    assert recorder.embedded_when_scan_ended is True
+    assert "embedding the open files first" in recorder.messages

@@ -323,7 +323,13 @@ class FolderIndex:
             engine.state_message = None
             self._emit_status(force=True)
 
+            opened_done: set[str] = set()  # open files the working-set step has handled in this job
+
             def on_progress(p: IndexProgress) -> None:
+                if p.phase == "scanning" and job.full:
+                    # A file opened while a long scan runs need not wait for its end either.
+                    pct = int(100 * p.files_done / p.files_total) if p.files_total else 0
+                    self._embed_opened_first(should_stop, token, opened_done, min(pct, 100) // 5)
                 if token is not None:
                     if p.phase == "scanning":
                         pct = int(100 * p.files_done / p.files_total) if p.files_total else 0
@@ -337,7 +343,7 @@ class FolderIndex:
                 self._emit_status()
 
             if job.full:
-                self._embed_opened_first(should_stop, token)
+                self._embed_opened_first(should_stop, token, opened_done, 0)
             scanned = scan(
                 engine,
                 None if job.full else sorted(job.paths),
@@ -387,22 +393,26 @@ class FolderIndex:
                 self.reporter.progress_end(token, end_message)
             self._emit_status(force=True)
 
-    def _embed_opened_first(self, should_stop: Callable[[], bool], token: str | None) -> None:
-        """Before a full scan: index and embed the files the editor has open, so they are
-        semantically searchable within seconds on a fresh (or long unembedded) index, not
-        after the whole tree is scanned. Costs a few stats when they are already embedded."""
+    def _embed_opened_first(
+        self, should_stop: Callable[[], bool], token: str | None, done: set[str], percentage: int
+    ) -> None:
+        """Before and during a full scan: index and embed the files the editor has open (those
+        not in ``done`` yet), so they are semantically searchable within seconds on a fresh (or
+        long unembedded) index, not after the whole tree is scanned. A few stats when they are
+        embedded already. The full scan meeting these files later finds them unchanged."""
         engine = self.engine
-        opened = self.working_set.paths()
+        opened = [p for p in self.working_set.paths() if p not in done]
         if not opened or engine.db is None:
             return
+        done.update(opened)
         scan(
             engine, [text_to_path(p) for p in opened], should_stop=should_stop, exclude_dirs=self.exclude_dirs
         )
         if should_stop() or not engine.db.pending_chunks_in(opened, 1):
             return
         if token is not None:
-            # Percentage 0: the bar belongs to the full scan and embedding that follow.
-            self.reporter.progress_report(token, "embedding the open files first", 0)
+            # The bar stays where the full scan has it: this is a detour, not a phase.
+            self.reporter.progress_report(token, "embedding the open files first", percentage)
         embed_pending(
             engine, should_stop=should_stop, defer_save=True, first=self.working_set.paths, only_first=True
         )
