@@ -263,7 +263,7 @@ class Runner:
         ws = self.work / "stdlib-first"
         shutil.rmtree(ws, ignore_errors=True)
         files = copy_stdlib(ws, self.plan.subset if smoke else None)
-        opened = pick_opened(ws, files, 2 if smoke else 5)
+        opened = pick_opened(ws, files, 1 if smoke else 5)
         self.r["first"] = opened_searchable(ws, opened, timeout=600)
         self.r["first"]["corpus_files"] = len(files)
         shutil.rmtree(ws, ignore_errors=True)
