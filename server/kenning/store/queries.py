@@ -162,6 +162,7 @@ class Queries:
             "SELECT path FROM files WHERE path > ? AND path < ?", (directory + "/", directory + "0")
         )
         return [str(r[0]) for r in rows]
+
     def pending_chunks_in(
         self, paths: Sequence[str], limit: int, conn: sqlite3.Connection | None = None
     ) -> list[PendingChunk]:
