@@ -1,8 +1,11 @@
-"""Driving ``python -m kenning serve`` (or another language server) over stdio for timings.
+"""Driving a language server over stdio: the one JSON-RPC client of the tests and benchmarks.
 
-Built on the tests' raw JSON-RPC client (``tests/rawlsp.py``): every message is stamped with
-the ``time.perf_counter()`` at which the reader thread received it, and the process's peak RSS,
-CPU time and bytes written come from ``/proc``.
+``RawServer`` sends whatever a test wants (malformed params, broken framing, raw bytes) and
+reads replies and notifications; ``tests/reliability/client.py`` files every reply by id on top
+of it, and ``BenchServer`` here stamps every message with the ``time.perf_counter()`` at which
+the reader received it and reads the process's peak RSS, CPU time and bytes written from
+``/proc``. Lives in ``bench/`` because the benchmarks never import ``tests/`` (tests may import
+``bench``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,171 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.rawlsp import RawServer
+SERVER_CMD = [sys.executable, "-m", "kenning", "serve"]
+
+
+class RawServer:
+    """One language server process over stdio, and the one reader of its messages.
+
+    Replies and notifications go to a queue that ``wait_response`` / ``wait_notification``
+    consume (a reply nobody waits for is dropped); a request from the server is answered
+    (``_answer``). Subclasses change where messages are filed (``_file``): the reliability
+    suite's ``Client`` keeps every reply by id, ``BenchServer`` stamps each with its arrival time.
+    Set a subclass's own fields before calling ``__init__``: the reader starts there.
+    """
+
+    def __init__(
+        self,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+        cmd: list[str] | None = None,
+    ) -> None:
+        self.protocol_errors: list[str] = []  # what the server sent that is not JSON-RPC framing
+        self.proc = subprocess.Popen(
+            cmd or [*SERVER_CMD, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+        )
+        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.notifications: list[dict[str, Any]] = []
+        self._next_id = 0
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.stderr_lines: list[str] = []
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line.decode("utf-8", "replace"))
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    self._on_eof()
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if length is None:
+                self.protocol_errors.append("a header block without Content-Length")
+                continue
+            body = out.read(length)
+            try:
+                msg = json.loads(body)
+            except ValueError:
+                self.protocol_errors.append(f"a body that is not JSON: {body[:200]!r}")
+                continue
+            if "id" in msg and "method" in msg:  # a request from the server: answer it
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": self._answer(msg)})
+            self._file(msg)
+
+    def _answer(self, request: dict[str, Any]) -> Any:
+        """The result sent back for a request from the server."""
+        return None
+
+    def _file(self, msg: dict[str, Any]) -> None:
+        """Keep a received message for the waits below."""
+        self.messages.put(msg)
+
+    def _on_eof(self) -> None:
+        """The server closed its stdout."""
+
+    def send_bytes(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: Any) -> None:
+        body = json.dumps(message).encode()
+        self.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def request(self, method: str, params: Any, *, send_params: bool = True) -> Any:
+        self._next_id += 1
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if send_params:
+            msg["params"] = params
+        self.send(msg)
+        return self._next_id
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def wait_response(self, msg_id: Any, timeout: float = 30.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                msg = self.messages.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if msg.get("id") == msg_id and "method" not in msg:
+                return msg
+            if "method" in msg and "id" not in msg:
+                self.notifications.append(msg)
+        raise TimeoutError(f"no response to request {msg_id} within {timeout}s")
+
+    def call(self, method: str, params: Any, timeout: float = 30.0) -> dict[str, Any]:
+        return self.wait_response(self.request(method, params), timeout)
+
+    def initialize(self, root: Path, options: dict[str, Any] | None = None) -> dict[str, Any]:
+        resp = self.call(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "capabilities": {"window": {"workDoneProgress": False}},
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "initializationOptions": options or {},
+            },
+        )
+        self.notify("initialized", {})
+        return resp
+
+    def wait_notification(self, predicate, timeout: float = 120.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        for n in self.notifications:
+            if predicate(n):
+                return n
+        while time.monotonic() < deadline:
+            try:
+                msg = self.messages.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if "method" in msg and "id" not in msg:
+                self.notifications.append(msg)
+                if predicate(msg):
+                    return msg
+        raise TimeoutError("notification not seen")
+
+    def wait_ready(self, timeout: float = 120.0) -> dict[str, Any]:
+        return self.wait_notification(
+            lambda n: n.get("method") == "kenning/indexStatus" and n["params"]["state"] == "ready",
+            timeout,
+        )
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> int:
+        if self.alive():
+            try:
+                self.call("shutdown", None, timeout=20)
+                self.notify("exit", None)
+                return self.proc.wait(timeout=20)
+            except (TimeoutError, BrokenPipeError, OSError):
+                self.proc.kill()
+        return self.proc.wait(timeout=20)
+
 
 STAMP = "_t"  # key added to every received message: when the reader got it
 
@@ -35,53 +202,19 @@ class BenchServer(RawServer):
         # directory: `python -m` puts that first on sys.path, and a copy of the standard
         # library there would shadow the real one (and get __pycache__ written into it).
         self._cwd = Path(tempfile.mkdtemp(prefix="kenning-bench-cwd-"))
-        cwd = self._cwd
         env = {"PYTHONUNBUFFERED": "1", "PYTHONSAFEPATH": "1", **(env or {})}
         self.started = time.perf_counter()
-        if cmd is None:
-            super().__init__(cwd=cwd, env=env)
-            return
-        # Another server: the same plumbing as RawServer, another command line.
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env={**os.environ, **(env or {})},
-        )
-        self.messages = queue.Queue()
-        self.notifications = []
-        self._next_id = 0
-        self.stderr_lines = []
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        super().__init__(cwd=self._cwd, env=env, cmd=cmd)
 
-    def _read(self) -> None:
-        """RawServer's reader, plus a receive stamp on every message and replies that other
-        servers accept (``workspace/configuration`` wants one item per section asked for)."""
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            if length is None:
-                continue
-            msg = json.loads(out.read(length))
-            msg[STAMP] = time.perf_counter()
-            if "id" in msg and "method" in msg:
-                result: Any = None
-                if msg["method"] == "workspace/configuration":
-                    result = [None] * len((msg.get("params") or {}).get("items", []))
-                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
-            self.messages.put(msg)
+    def _answer(self, request: dict[str, Any]) -> Any:
+        # Other servers want a reply they accept: one item per configuration section asked for.
+        if request["method"] == "workspace/configuration":
+            return [None] * len((request.get("params") or {}).get("items", []))
+        return None
+
+    def _file(self, msg: dict[str, Any]) -> None:
+        msg[STAMP] = time.perf_counter()
+        super()._file(msg)
 
     # -- protocol ------------------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from kenning.embedding.endpoint import (
 )
 from kenning.embedding.endpoint_config import EndpointSettings, SettingsError, parse_endpoint_settings
 from kenning.engine import Engine
-from kenning.indexer import embed_pending, index_all
+from kenning.indexer import embed_pending, update
 from kenning.search import SearchQuery, search
 
 REPO = Path(__file__).resolve().parent.parent
@@ -175,7 +175,7 @@ def _fields(s: EndpointSettings) -> dict[str, Any]:
 
 def test_index_and_search_through_the_endpoint(server: EmbedServer, workspace: Path) -> None:
     with engine_for(workspace, server) as engine:
-        _, report = index_all(engine)
+        _, report = update(engine)
         assert report.embedded > 0 and report.unavailable is None
         st = engine.status()
         assert st.embedded == st.chunks > 0 and st.embedder == f"http://127.0.0.1:{server.port}"
@@ -199,7 +199,7 @@ def test_a_swapped_model_is_found_by_the_probe_and_re_embedded(
     server: EmbedServer, workspace: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with engine_for(workspace, server) as engine:
-        index_all(engine)
+        update(engine)
         chunks = engine.status().chunks
     server.fault("swap_model")
     with caplog.at_level(logging.WARNING), engine_for(workspace, server) as engine:
@@ -245,7 +245,7 @@ def test_an_invalid_answer_writes_nothing(server: EmbedServer, workspace: Path) 
         engine.bind_model()  # connects (the probe) while the server is fine
         server.fault("wrong_dim")
         with pytest.raises(EndpointResponseInvalid):
-            index_all(engine)
+            update(engine)
         st = engine.status()
         assert st.embedded == 0 and st.pending == st.chunks > 0
         assert engine.vectors is not None and len(engine.vectors) == 0
@@ -352,7 +352,7 @@ def test_outage_serves_lexical_results_keeps_vectors_and_resumes(
         engine.bind_model()
         served_before = server.stats()["inputs"]
         server.fault("500", after=2)  # two batches answer, then the server fails
-        _, report = index_all(engine)
+        _, report = update(engine)
         assert report.unavailable is not None and "HTTP 500" in report.unavailable
         st = engine.status()
         assert 0 < st.embedded < st.chunks  # what was stored is kept
@@ -380,7 +380,7 @@ def test_endpoint_down_at_open_leaves_lexical_search_working(workspace: Path) ->
         port = s.getsockname()[1]
     config = Config(embedding=EndpointSettings(url=f"http://127.0.0.1:{port}/v1", model="m", retries=0))
     with Engine(workspace, config) as engine:
-        _, report = index_all(engine)
+        _, report = update(engine)
         assert report.unavailable is not None and "connection refused" in report.unavailable
         assert engine.model_error is None  # not permanent: it retries
         response = search(engine, SearchQuery("upload retry policy"))
@@ -428,7 +428,7 @@ def test_the_key_is_sent_but_never_logged_or_stored(
         monkeypatch.setenv("KENNING_WRONG_KEY", KEY + "-wrong")
         caplog.set_level(logging.DEBUG)
         with engine_for(workspace, srv, keyEnv="KENNING_TEST_KEY") as engine:
-            _, report = index_all(engine)
+            _, report = update(engine)
             assert report.embedded > 0
             assert KEY not in repr(engine._encoder) and KEY not in repr(vars(engine._encoder))
         wrong = embedder(srv, keyEnv="KENNING_WRONG_KEY")

@@ -11,7 +11,7 @@ import pytest
 
 from kenning.config import Config
 from kenning.engine import Engine
-from kenning.indexer import embed_pending, index_all, scan
+from kenning.indexer import embed_pending, scan, update
 from kenning.search import SearchError, SearchQuery, search, similar
 from kenning.store.lock import LockHeld
 from kenning.symbols import SymbolSearch
@@ -34,7 +34,7 @@ def paths(response) -> list[str]:
 
 def test_index_and_search_by_description(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        scan_report, embed_report = index_all(engine)
+        scan_report, embed_report = update(engine)
         assert scan_report.files_changed == 5
         assert embed_report.embedded > 0
         st = engine.status()
@@ -60,7 +60,7 @@ def test_index_and_search_by_description(workspace: Path, encoder) -> None:
 
 def test_lines_are_exact(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         hit = search(engine, SearchQuery("circle_area", mode="lexical")).hits[0]
         lines = (workspace / hit.path).read_text().split("\n")
         assert lines[hit.start_line - 1].startswith("def circle_area")
@@ -69,7 +69,7 @@ def test_lines_are_exact(workspace: Path, encoder) -> None:
 
 def test_filters_apply_before_ranking(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         q = "retry failed uploads"
         assert set(paths(search(engine, SearchQuery(q, languages=("javascript",))))) == {"web/headers.js"}
         assert set(paths(search(engine, SearchQuery(q, paths=("docs/**",))))) == {"docs/guide.md"}
@@ -84,7 +84,7 @@ def test_filters_apply_before_ranking(workspace: Path, encoder) -> None:
 
 def test_incremental_add_change_delete(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         unchanged = scan(engine)
         assert unchanged.files_changed == 0 and unchanged.files_unchanged == 5
 
@@ -107,7 +107,7 @@ def test_incremental_add_change_delete(workspace: Path, encoder) -> None:
 
 def test_edit_reembeds_only_changed_chunks(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         path = workspace / "uploads.py"
         text = path.read_text()
         path.write_text(text.replace("status >= 500", "status >= 500 or status == 429"))
@@ -118,10 +118,10 @@ def test_edit_reembeds_only_changed_chunks(workspace: Path, encoder) -> None:
 
 def test_restart_reuses_everything(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         chunks = engine.status().chunks
     with open_engine(workspace, encoder) as engine:
-        scan_report, embed_report = index_all(engine)
+        scan_report, embed_report = update(engine)
         assert scan_report.files_changed == 0
         assert embed_report.embedded == 0
         assert len(engine.vectors) == chunks
@@ -130,7 +130,7 @@ def test_restart_reuses_everything(workspace: Path, encoder) -> None:
 
 def test_corrupt_vector_file_is_rebuilt(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         store = engine.store_dir
     (vec,) = store.glob("vectors.*.usearch")
     data = bytearray(vec.read_bytes())
@@ -139,7 +139,7 @@ def test_corrupt_vector_file_is_rebuilt(workspace: Path, encoder) -> None:
     vec.write_bytes(bytes(data))
     with open_engine(workspace, encoder) as engine:
         assert engine.vectors is None  # rejected before usearch ever saw it
-        _, embed_report = index_all(engine)
+        _, embed_report = update(engine)
         assert embed_report.embedded == 0  # rebuilt from stored vectors, not re-embedded
         assert search(engine, SearchQuery("area of a circle", mode="semantic")).hits[0].symbol == (
             "circle_area"
@@ -148,13 +148,13 @@ def test_corrupt_vector_file_is_rebuilt(workspace: Path, encoder) -> None:
 
 def test_corrupt_database_is_moved_aside_and_rebuilt(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         db_path = engine.store_dir / "kenning.sqlite3"
     with open(db_path, "r+b") as f:
         f.seek(0)
         f.write(b"this is not a database" * 200)
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         assert engine.status().files == 5
         assert list(engine.store_dir.glob("kenning.sqlite3.corrupt-*"))
         assert search(engine, SearchQuery("parseHttpHeader")).hits
@@ -162,13 +162,13 @@ def test_corrupt_database_is_moved_aside_and_rebuilt(workspace: Path, encoder) -
 
 def test_model_change_rebuilds_vectors(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         db = engine.db
         assert db is not None
         with db.transaction() as conn:
             db.set_meta(conn, "model_id", "some-other-model:384")
     with open_engine(workspace, encoder) as engine:
-        _, report = index_all(engine)
+        _, report = update(engine)
         # Nothing of the old model is reused: every vector is the loaded model's, computed or
         # taken from the shared cache (which keys by the real model, so it may supply them).
         assert report.embedded + report.from_shared == engine.status().chunks
@@ -178,7 +178,7 @@ def test_model_change_rebuilds_vectors(workspace: Path, encoder) -> None:
 def test_vectors_reconciled_after_unsaved_changes(workspace: Path, encoder) -> None:
     """A kill after SQLite committed but before the graph was saved: restart repairs the graph."""
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
     engine = open_engine(workspace, encoder)
     (workspace / "late.py").write_text("def quokka_habitat_map():\n    return {}\n")
     scan(engine)
@@ -189,7 +189,7 @@ def test_vectors_reconciled_after_unsaved_changes(workspace: Path, encoder) -> N
     engine.db.close()
     engine._lock.release()
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         assert engine.vectors is not None
         live = set(engine.db.embedded_chunk_ids().tolist())  # type: ignore[union-attr]
         assert set(engine.vectors.keys().tolist()) == live
@@ -198,7 +198,7 @@ def test_vectors_reconciled_after_unsaved_changes(workspace: Path, encoder) -> N
 
 def test_second_writer_is_refused_and_reader_works(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as writer:
-        index_all(writer)
+        update(writer)
         with pytest.raises(LockHeld, match="being written by pid"):
             Engine(workspace, Config(), read_only=False).open()
         reader = Engine(workspace, Config(), encoder_factory=lambda _c: encoder).open()
@@ -211,7 +211,7 @@ def test_second_writer_is_refused_and_reader_works(workspace: Path, encoder) -> 
 
 def test_store_is_private_and_ignored(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine, embed=False)
+        update(engine, embed=False)
         mode = os.stat(engine.store_dir).st_mode & 0o777
         assert mode == 0o700
         assert (engine.store_dir / ".gitignore").read_text().strip().endswith("*")
@@ -221,7 +221,7 @@ def test_store_is_private_and_ignored(workspace: Path, encoder) -> None:
 
 def test_lexical_works_before_embedding(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine, embed=False)
+        update(engine, embed=False)
         response = search(engine, SearchQuery("parseHttpHeader"))
         assert response.lexical_only
         assert response.hits[0].path == "web/headers.js"
@@ -229,7 +229,7 @@ def test_lexical_works_before_embedding(workspace: Path, encoder) -> None:
 
 def test_similar_excludes_the_selection(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         response = similar(engine, "geometry.py", 4, 5, limit=5)
         assert response.hits
         assert all(
@@ -239,7 +239,7 @@ def test_similar_excludes_the_selection(workspace: Path, encoder) -> None:
 
 def test_symbols_fuzzy(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine, embed=False)
+        update(engine, embed=False)
         finder = SymbolSearch(engine)
         assert finder.find("urp", 5)[0].symbol.name == "UploadRetryPolicy"
         retry = [h.symbol for h in finder.find("should_retry", 5)]
@@ -250,7 +250,7 @@ def test_dedupes_identical_text(workspace: Path, encoder) -> None:
     (workspace / "copy").mkdir()
     (workspace / "copy" / "geometry.py").write_text((workspace / "geometry.py").read_text())
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         hits = search(engine, SearchQuery("circle area radius", limit=10)).hits
         texts = [(h.symbol, h.preview) for h in hits]
         assert len(texts) == len(set(texts))
@@ -258,7 +258,7 @@ def test_dedupes_identical_text(workspace: Path, encoder) -> None:
 
 def test_vector_file_keys_match_chunks(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         assert engine.vectors is not None and engine.db is not None
         keys = np.sort(engine.vectors.keys())
         assert np.array_equal(keys, np.sort(engine.db.embedded_chunk_ids()))
@@ -266,7 +266,7 @@ def test_vector_file_keys_match_chunks(workspace: Path, encoder) -> None:
 
 def test_embedding_cache_survives_a_branch_switch_and_is_pruned_when_large(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         original = (workspace / "geometry.py").read_text()
         (workspace / "geometry.py").write_text("def other_branch_only():\n    return 0\n")
         scan(engine)
@@ -286,13 +286,13 @@ def test_embedding_cache_survives_a_branch_switch_and_is_pruned_when_large(works
 
 def test_heavy_churn_rebuilds_the_graph(workspace: Path, encoder, caplog) -> None:
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         assert engine.vectors is not None
         live = len(engine.vectors)
         engine.churn = 5_000  # as if thousands of chunks had been replaced since the build
         engine.save_vectors()
     with caplog.at_level("INFO", logger="kenning.engine"), open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         assert "rebuilt the vector index (5000 removals since it was built)" in caplog.text
         assert engine.churn == 0 and engine.vectors is not None and len(engine.vectors) == live
         assert engine.db is not None and engine.db.get_meta("vectors_churn") == "0"
@@ -300,7 +300,7 @@ def test_heavy_churn_rebuilds_the_graph(workspace: Path, encoder, caplog) -> Non
 
 def test_read_only_engine_follows_the_writer(workspace: Path, encoder) -> None:
     with open_engine(workspace, encoder) as writer:
-        index_all(writer)
+        update(writer)
         reader = Engine(workspace, Config(), encoder_factory=lambda _c: encoder).open()
         try:
             assert reader.read_only
@@ -329,7 +329,7 @@ def test_partial_name_match_does_not_beat_the_exact_identifier(tmp_path: Path, e
         files[f"pad{i}.py"] = f"def marker_{i}_helper(x):\n    return x + {i}\n"
     root = write_workspace(tmp_path / "ws", files)
     with open_engine(root, encoder) as engine:
-        index_all(engine)
+        update(engine)
         for mode in ("lexical", "hybrid"):
             assert search(engine, SearchQuery("longline_marker", mode=mode)).hits[0].path == "b.py"
 
@@ -341,7 +341,7 @@ def test_preview_of_a_long_line_shows_the_match(tmp_path: Path, encoder) -> None
     normal = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(4))
     root = write_workspace(tmp_path / "ws", {"long.py": normal + line + "\n"})
     with open_engine(root, encoder) as engine:
-        index_all(engine, embed=False)
+        update(engine, embed=False)
         hit = search(engine, SearchQuery("needle_token_here", mode="lexical")).hits[0]
         assert "needle_token_here" in hit.preview
         assert len(hit.preview) <= 300
@@ -353,7 +353,7 @@ def test_a_path_kenning_never_writes_is_never_returned(workspace: Path, encoder,
     # A database file planted beside an authentic one (a WAL from a `git pull`) could rewrite
     # rows; a result must never name a location outside the workspace all the same.
     with open_engine(workspace, encoder) as engine:
-        index_all(engine)
+        update(engine)
         assert engine.db is not None and engine.db.writer is not None
         with engine.db.transaction() as conn:
             conn.execute("UPDATE files SET path=? WHERE path='uploads.py'", (planted,))

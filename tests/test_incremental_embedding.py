@@ -12,7 +12,7 @@ import pytest
 
 from kenning.config import Config
 from kenning.engine import Engine
-from kenning.indexer import embed_pending, index_all, scan
+from kenning.indexer import embed_pending, scan, update
 from kenning.store.schema import EMBEDDED_THROUGH
 
 
@@ -51,7 +51,7 @@ def test_watermark_and_reconcile_skip_work_without_missing_any(
 ) -> None:
     enc = FakeEncoder()
     with _engine(workspace, enc) as engine:
-        index_all(engine)
+        update(engine)
         assert engine.db is not None and engine.vectors is not None
         assert engine.db.get_meta(EMBEDDED_THROUGH) == str(_max_chunk_id(engine))
         assert engine.vectors_in_step
@@ -83,7 +83,7 @@ def test_watermark_and_reconcile_skip_work_without_missing_any(
 def test_restart_reconciles_once_then_trusts_the_graph(workspace: Path) -> None:
     enc = FakeEncoder()
     with _engine(workspace, enc) as engine:
-        index_all(engine)
+        update(engine)
     enc.embedded.clear()
     with _engine(workspace, enc) as engine:
         assert not engine.vectors_in_step  # loaded from disk: not trusted yet
@@ -94,7 +94,7 @@ def test_restart_reconciles_once_then_trusts_the_graph(workspace: Path) -> None:
 def test_a_failed_scan_makes_the_next_job_reconcile(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     enc = FakeEncoder()
     with _engine(workspace, enc) as engine:
-        index_all(engine)
+        update(engine)
         assert engine.db is not None
         (workspace / "new.py").write_text("def fresh_function():\n    return 42\n")
 
@@ -106,18 +106,18 @@ def test_a_failed_scan_makes_the_next_job_reconcile(workspace: Path, monkeypatch
             scan(engine)
         assert not engine.vectors_in_step
         monkeypatch.undo()
-        index_all(engine)
+        update(engine)
         assert engine.vectors_in_step
         assert engine.vectors is not None and len(engine.vectors) == engine.status().chunks
 
 
 def test_another_model_clears_the_watermark_and_embeds_everything(workspace: Path) -> None:
     with _engine(workspace, FakeEncoder("fake:1")) as engine:
-        index_all(engine)
+        update(engine)
         chunks = engine.status().chunks
     other = FakeEncoder("fake:2")
     with _engine(workspace, other) as engine:
-        _, report = index_all(engine)
+        _, report = update(engine)
         assert report.embedded == len({*other.embedded}) and len(other.embedded) > 0
         assert engine.status().embedded == chunks
         assert engine.db is not None
@@ -164,7 +164,7 @@ def test_counts_stay_exact_through_a_cancelled_pass(tmp_path: Path) -> None:
 def test_deferred_save_leaves_small_edits_to_close(workspace: Path) -> None:
     enc = FakeEncoder()
     with _engine(workspace, enc) as engine:
-        index_all(engine)
+        update(engine)
         assert engine.db is not None and engine.vectors is not None
         generation = engine.db.get_meta("vectors_generation")
         (workspace / "late.py").write_text("def late_arrival():\n    return 1\n")
@@ -182,7 +182,7 @@ def test_deferred_save_leaves_small_edits_to_close(workspace: Path) -> None:
 def test_a_crash_before_the_deferred_save_loses_nothing(workspace: Path) -> None:
     enc = FakeEncoder()
     engine = _engine(workspace, enc)
-    index_all(engine)
+    update(engine)
     (workspace / "late.py").write_text("def late_arrival():\n    return 1\n")
     scan(engine, ["late.py"])
     embed_pending(engine, defer_save=True)
@@ -201,13 +201,13 @@ def test_a_filtered_search_sees_chunks_embedded_after_it_was_cached(workspace: P
 
     enc = FakeEncoder()
     with _engine(workspace, enc) as engine:
-        index_all(engine)
+        update(engine)
         query = SearchQuery("anything", mode="semantic", paths=("web/**",))
         before = search(engine, query).hits
         assert before and all(h.path.startswith("web/") for h in before)
         search(engine, query)  # now answered from the filter's cached vectors
         text = "export function freshHelper() {\n  return 1;\n}"
         (workspace / "web" / "fresh.js").write_text(text + "\n")
-        index_all(engine)
+        update(engine)
         probe = SearchQuery(embed_input("web/fresh.js", "", text), mode="semantic", paths=("web/**",))
         assert search(engine, probe).hits[0].path == "web/fresh.js"

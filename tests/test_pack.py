@@ -35,7 +35,7 @@ from kenning.embedding.pack import (
 )
 from kenning.embedding.shared import ModelCache, SharedCache, file_bytes, model_identity
 from kenning.engine import Engine
-from kenning.indexer import index_all
+from kenning.indexer import update
 from tests.conftest import private_cache_dir
 
 MODEL = "made-up:0123456789abcdef:original:00000000"
@@ -95,7 +95,7 @@ def test_a_fresh_clone_seeded_by_a_pack_embeds_nothing(
     shutil.copytree(workspace, clone)
     # "CI": index the main branch and export a pack.
     with Engine(workspace, Config(), encoder_factory=lambda _c: encoder) as engine:
-        _, built = index_all(engine)
+        _, built = update(engine)
         info = export_store(engine.store_dir / "kenning.sqlite3", tmp_path / "main.kpack")
     assert info.count == built.embedded > 5
     raw = (tmp_path / "main.kpack").read_bytes()
@@ -105,7 +105,7 @@ def test_a_fresh_clone_seeded_by_a_pack_embeds_nothing(
     (clone / "geometry.py").write_text("def area(r):\n    return 3.14 * r * r\n")
     config = Config(import_pack=str(tmp_path / "main.kpack"))
     with Engine(clone, config, encoder_factory=lambda _c: encoder) as engine:
-        _, dev = index_all(engine)
+        _, dev = update(engine)
         status = engine.status()
     assert dev.pack_imported == info.count
     assert dev.embedded == 1  # only the chunk changed since the pack was made
@@ -114,7 +114,7 @@ def test_a_fresh_clone_seeded_by_a_pack_embeds_nothing(
     # The same pack again (unchanged file) is not re-imported.
     (clone / "new.py").write_text("def fresh():\n    return 1\n")
     with Engine(clone, config, encoder_factory=lambda _c: encoder) as engine:
-        _, later = index_all(engine)
+        _, later = update(engine)
     assert later.pack_imported == 0 and later.embedded == 1
 
 

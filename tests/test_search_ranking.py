@@ -8,7 +8,7 @@ import pytest
 from kenning import search as s
 from kenning.config import Config
 from kenning.engine import Engine
-from kenning.indexer import index_all
+from kenning.indexer import update
 from kenning.search import SearchQuery, search
 
 
@@ -56,7 +56,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
         )
     encoder = Encoder.load()
     with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
-        index_all(eng)
+        update(eng)
         yield eng
 
 

@@ -31,7 +31,7 @@ from kenning.embedding.shared import (
     parse_size,
 )
 from kenning.engine import Engine
-from kenning.indexer import SHARED_ORIGIN_PACK, index_all
+from kenning.indexer import SHARED_ORIGIN_PACK, update
 from kenning.search import SearchQuery, search
 from tests.conftest import git_init, private_cache_dir, write_workspace
 
@@ -45,7 +45,7 @@ def encoder():  # type: ignore[no-untyped-def]
 
 def _index(root: Path, encoder, config: Config | None = None):  # type: ignore[no-untyped-def]
     with Engine(root, config or Config(), encoder_factory=lambda _c: encoder) as engine:
-        scanned, embedded = index_all(engine)
+        scanned, embedded = update(engine)
         status = engine.status()
         hits = search(engine, SearchQuery(text="retry a failed upload", mode="semantic", limit=3)).hits
     return scanned, embedded, status, hits

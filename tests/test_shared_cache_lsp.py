@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.rawlsp import RawServer
+from bench.lspclient import RawServer
 
 
 def _ready(server: RawServer, root: Path) -> dict:  # type: ignore[type-arg]

@@ -9,7 +9,7 @@ from kenning import fuzzy
 from kenning.config import Config
 from kenning.engine import Engine
 from kenning.fuzzy import FuzzyIndex, fuzzy_score
-from kenning.indexer import index_all
+from kenning.indexer import update
 from kenning.symbols import SymbolSearch
 
 
@@ -62,7 +62,7 @@ def test_workspace_symbols_same_name_public_then_shallow(tmp_path: Path) -> None
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     with Engine(tmp_path, Config()).open() as engine:
-        index_all(engine, embed=False)
+        update(engine, embed=False)
         hits = [h.symbol for h in SymbolSearch(engine).find("handle", 10)]
     order = [(h.path, h.container) for h in hits if h.name == "handle"]
     assert order == [

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from kenning import __version__
 from kenning.config import DEFAULT_MAX_FILE_SIZE, Config
 from kenning.engine import Engine, Status
-from kenning.indexer import EmbedReport, IndexProgress, ScanReport, embed_pending, scan
+from kenning.indexer import EmbedReport, IndexProgress, ScanReport, scan, update
 from kenning.store.db import StoreCorrupt, StoreUnavailable
 from kenning.store.lock import LockHeld
 from kenning.store.trust import StoreRefused
@@ -161,7 +161,7 @@ def _update(engine: Engine, quiet: bool) -> tuple[ScanReport, EmbedReport] | Non
         return None
     bar = ProgressBar(not quiet)
     try:
-        report = scan(engine, progress=bar)
+        report, embedded = update(engine, progress=bar)
         log.info(
             "scanned %d files in %.2fs: %d changed, %d unchanged, %d deleted, %d skipped",
             report.files_seen,
@@ -171,8 +171,6 @@ def _update(engine: Engine, quiet: bool) -> tuple[ScanReport, EmbedReport] | Non
             report.files_deleted,
             report.files_skipped,
         )
-        embedded = embed_pending(engine, progress=bar)
-        engine.prune_embedding_cache()
         if embedded.unavailable:
             log.warning(
                 "%s; the vectors stored so far are kept, lexical search works; run again to resume",
@@ -184,7 +182,6 @@ def _update(engine: Engine, quiet: bool) -> tuple[ScanReport, EmbedReport] | Non
             log.info("took %d vectors from the shared embedding cache", embedded.from_shared)
     finally:
         bar.close()
-    engine.state = "ready"
     return report, embedded
 
 

@@ -34,6 +34,7 @@ from kenning.store.vectors import (
     valid_vector_file_name,
     vector_file_name,
 )
+from kenning.types import IndexState
 
 if TYPE_CHECKING:
     from kenning.embedding import Encoder
@@ -68,7 +69,7 @@ def default_encoder_factory(config: Config) -> Encoder | EmbeddingBackend:
 
 @dataclass(slots=True)
 class Status:
-    state: str  # "scanning" | "embedding" | "ready" | "error"
+    state: IndexState
     files: int
     chunks: int
     embedded: int
@@ -119,7 +120,7 @@ class Engine:
         self._unconnected: EmbeddingBackend | None = None
         self.read_only = False
         self.read_only_reason: str | None = None
-        self.state = "scanning"
+        self.state: IndexState = "scanning"
         self.state_message: str | None = None
         self.churn = 0
         self._generation = 0  # bumped whenever files, chunks or symbols change; caches key on it
@@ -419,10 +420,9 @@ class Engine:
             if remote is not None:
                 self.db.set_meta(conn, PROBE_META, remote.probe_record())
             else:
-                conn.execute("DELETE FROM meta WHERE key=?", (PROBE_META,))
-            for key in (*VECTOR_META, EMBEDDED_THROUGH):
-                conn.execute("DELETE FROM meta WHERE key=?", (key,))
-            conn.execute("DELETE FROM meta WHERE substr(key, 1, 7) = 'origin_'")  # origin counters
+                self.db.delete_meta(conn, PROBE_META)
+            # The vector bookkeeping and the origin counters ("origin_…") start again.
+            self.db.delete_meta(conn, *VECTOR_META, EMBEDDED_THROUGH, prefix="origin_")
         self.vectors = VectorIndex(enc.dim)
         self.vectors_in_step = False
         self.churn = 0
@@ -534,9 +534,7 @@ class Engine:
         """
         if self.db is None or self.read_only:
             return 0
-        conn = self.db.reader()
-        cached = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
-        live = conn.execute("SELECT count(DISTINCT embed_key) FROM chunks").fetchone()[0]
+        cached, live = self.db.embedding_cache_counts()
         if cached - live <= max(live, 10_000):
             return 0
         with self.db.transaction() as wconn:

@@ -25,16 +25,14 @@ import pathspec
 from kenning.engine import Engine
 from kenning.languages import is_known_language
 from kenning.lexical import name_parts, query_terms
+from kenning.query import SearchMode, limit_problem, mode_problem, query_text_problem
 from kenning.store.rows import ChunkRow
 from kenning.store.vectors import EXACT_SEARCH_LIMIT
-from kenning.types import ShouldStop
+from kenning.types import KenningError, ShouldStop
 from kenning.workspace import stored_path_is_plain
 
 log = logging.getLogger(__name__)
 
-MODES = ("hybrid", "semantic", "lexical")
-MAX_LIMIT = 200
-MAX_QUERY_CHARS = 1000
 PREVIEW_CHARS = 300
 # Tuned with `python -m bench` (docstring-first-sentence queries against the docstring-free
 # standard library, 27k chunks): RRF_K 20 -> 5 raised hybrid MRR@10 from 0.463 to 0.478 on 300
@@ -65,7 +63,7 @@ COMMON_TERM_MIN_CHUNKS = 500  # in a small index every term is cheap, and droppi
 LEXICAL_POSTINGS_BUDGET = 7_500
 
 
-class SearchError(ValueError):
+class SearchError(KenningError, ValueError):
     """The query cannot be run as given (e.g. an unknown language); the message says why."""
 
 
@@ -77,7 +75,7 @@ class SearchCancelled(Exception):
 class SearchQuery:
     text: str
     limit: int = 20
-    mode: str = "hybrid"
+    mode: SearchMode = "hybrid"
     paths: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
     extensions: tuple[str, ...] = ()
@@ -107,12 +105,9 @@ class SearchResponse:
 
 
 def validate_query(query: SearchQuery) -> None:
-    if query.mode not in MODES:
-        raise SearchError(f"mode must be one of {', '.join(MODES)}, not {query.mode!r}")
-    if not 1 <= query.limit <= MAX_LIMIT:
-        raise SearchError(f"limit must be between 1 and {MAX_LIMIT}, not {query.limit}")
-    if len(query.text) > MAX_QUERY_CHARS:
-        raise SearchError(f"query is {len(query.text)} characters; the most is {MAX_QUERY_CHARS}")
+    problem = mode_problem(query.mode) or limit_problem(query.limit) or query_text_problem(query.text)
+    if problem is not None:
+        raise SearchError(problem)
     unknown = [lang for lang in query.languages if not is_known_language(lang)]
     if unknown:
         raise SearchError(f"unknown language {unknown[0]!r} (see `kenning languages` for the list)")

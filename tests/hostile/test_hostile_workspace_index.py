@@ -27,7 +27,7 @@ from kenning.workspace import (
     text_to_path,
     uri_to_path,
 )
-from tests.test_workspace import build_ignore_tree, commit_all, git_init, write
+from tests.workspace_helpers import build_ignore_tree, commit_all, git_init, write
 
 
 def _read_bytes() -> int:

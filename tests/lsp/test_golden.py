@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.lspclient import RawServer
 
 from tests.conftest import FILES, write_workspace
-from tests.rawlsp import RawServer
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 UPDATE = os.environ.get("KENNING_UPDATE_GOLDEN") == "1"

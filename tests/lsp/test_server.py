@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+from bench.lspclient import RawServer
 from lsprotocol import types as T
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.conftest import FILES, write_workspace
-from tests.rawlsp import RawServer
 
 from .conftest import (
     REQUEST_TIMEOUT,

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from bench.lspclient import RawServer
 
 from kenning.store.schema import DB_FILENAME
 from tests.mcp.conftest import Session, lock_free, mcp_session
-from tests.rawlsp import RawServer
 
 QUERY = "how long to wait before sending a failed upload again"
 

@@ -74,7 +74,10 @@ local function fits(value, type_, path)
       table.insert(errors, table.remove(problems, i))
     end
   end
-  table.insert(problems, ('%s: %s fits none of %s (%s)'):format(path, vim.inspect(value), type_, table.concat(errors, '; ')))
+  table.insert(
+    problems,
+    ('%s: %s fits none of %s (%s)'):format(path, vim.inspect(value), type_, table.concat(errors, '; '))
+  )
   return false
 end
 
@@ -188,7 +191,11 @@ for _, name in ipairs({ 'semanticSearch', 'similar' }) do
       local where = ('%s:%d'):format(vim.fs.basename(vim.uri_to_fname(hit.uri)), hit.range.start.line + 1)
       H.check(line:find(where, 1, true), ('%s[%d] hit %d: format() lacks %s'):format(name, i, j, where), line)
       if hit.symbol then
-        H.check(line:find(hit.symbol.name, 1, true), ('%s[%d] hit %d: format() lacks the symbol'):format(name, i, j), line)
+        H.check(
+          line:find(hit.symbol.name, 1, true),
+          ('%s[%d] hit %d: format() lacks the symbol'):format(name, i, j),
+          line
+        )
       end
       local item = results.to_qf_item(hit)
       H.eq(item.lnum, hit.range.start.line + 1, name .. ' qf lnum')

@@ -9,16 +9,8 @@ H.check(config, 'vim.lsp.config.kenning is nil: lsp/kenning.lua not found on run
 H.eq(config.cmd, { 'kenning', 'serve' }, 'cmd')
 H.eq(config.filetypes, nil, 'filetypes (nil attaches to every filetype)')
 H.eq({ config.root_markers[1], config.root_markers[2] }, { '.git', '.kenning' }, 'root_markers')
-H.eq(config.init_options, {
-  exclude = {},
-  maxFileSize = 2097152,
-  embedThreads = 0,
-  indexOnStartup = true,
-  maxResults = 20,
-  symbolLimit = 200,
-  logLevel = 'info',
-}, 'init_options defaults')
-H.eq(vim.json.encode(config.init_options.exclude), '[]', 'exclude is sent as an array')
+-- The server owns the defaults: the config sends none of its own (a copy would override it).
+H.eq(config.init_options, nil, 'no init_options: the server decides the defaults')
 H.check(type(config.handlers['kenning/indexStatus']) == 'function', 'no kenning/indexStatus handler')
 
 -- User commands from plugin/kenning.lua.
@@ -42,25 +34,19 @@ local query = require('kenning.query')
 local function parse(input)
   return query.parse(input)
 end
-H.eq(parse('retry   failed uploads'), { query = 'retry failed uploads' }, 'plain words')
-H.eq(parse('lang:python parse header path:src/** ext:ts,tsx MODE:lexical path:lib/{a,b}/* Language:go'), {
-  query = 'parse header',
-  mode = 'lexical',
-  filters = { languages = { 'python', 'go' }, paths = { 'src/**', 'lib/{a,b}/*' }, extensions = { 'ts', 'tsx' } },
-}, 'inline filters')
-H.eq(parse('x path:"src/my dir/**" \'lang:python\' extension:.rs'), {
-  query = 'x lang:python',
-  filters = { paths = { 'src/my dir/**' }, extensions = { '.rs' } },
-}, 'quoted values and words')
-H.eq(
-  parse('std::vector foo:bar http://x lang: "unclosed'),
-  { query = 'std::vector foo:bar http://x lang: unclosed' },
-  'not filters'
-)
-local params, problems = query.parse('x mode:fuzzy mode:semantic mode:nope')
-H.eq(params, { query = 'x', mode = 'semantic' }, 'a bad mode is left out')
-H.eq(#problems, 2, 'one problem per bad mode')
-H.check(problems[1]:find('unknown mode "fuzzy"', 1, true), 'problem text', problems)
+-- The cases shared with the VS Code client's parser (src/query.ts).
+local cases_path = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/../query_syntax.json'
+local cases = vim.json.decode(table.concat(vim.fn.readfile(cases_path), '\n')).cases
+H.check(#cases > 10, 'tests/query_syntax.json has no cases')
+for _, case in ipairs(cases) do
+  local params, problems = parse(case.input)
+  H.eq(params, case.params, case.name)
+  local want = case.problems or {}
+  H.eq(#problems, #want, case.name .. ': problems')
+  for i, text in ipairs(want) do
+    H.check(problems[i]:find(text, 1, true), case.name .. ': problem text', problems)
+  end
+end
 H.eq(
   select(2, query.parse(('a'):rep(1001))),
   { 'the query is too long; the server takes at most 1000 characters' },
@@ -168,6 +154,6 @@ require('kenning').setup({ cmd = { 'python3', '-m', 'kenning', 'serve' }, init_o
 H.check(vim.lsp.is_enabled('kenning'), 'setup() did not enable kenning')
 H.eq(vim.lsp.config.kenning.cmd, { 'python3', '-m', 'kenning', 'serve' }, 'cmd after setup')
 H.eq(vim.lsp.config.kenning.init_options.maxResults, 50, 'init_options override')
-H.eq(vim.lsp.config.kenning.init_options.symbolLimit, 200, 'other defaults kept')
+H.eq(vim.lsp.config.kenning.init_options.symbolLimit, nil, 'no default copied in beside it')
 
 io.stdout:write('ok\n')

@@ -1,24 +1,22 @@
 """A raw LSP client that keeps every reply, for tests that send many requests at once.
 
-``tests.rawlsp.RawServer`` drops replies it is not waiting for; here each reply is filed by id
-and counted, so a test can check that every request got exactly one answer, in any order. It
-also reads the server's memory and thread count from ``/proc``.
+``bench.lspclient.RawServer`` (the one JSON-RPC client) drops replies it is not waiting for;
+here each reply is filed by id and counted, so a test can check that every request got exactly
+one answer, in any order. It also reads the server's memory and thread count from ``/proc``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
-import subprocess
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.rawlsp import SERVER_CMD, RawServer
+from bench.lspclient import RawServer
 
 # Generous: the machine is shared with other test runs.
 TIMEOUT = 60.0
@@ -28,65 +26,30 @@ class Client(RawServer):
     def __init__(
         self, cwd: Path | None = None, env: dict[str, str] | None = None, cmd: list[str] | None = None
     ) -> None:
+        # Set before RawServer starts its reader.
         self.replies: dict[Any, dict[str, Any]] = {}
         self.reply_counts: Counter[Any] = Counter()
         self.received: list[dict[str, Any]] = []  # notifications, in order
         self._cv = threading.Condition()
-        self.protocol_errors: list[str] = []
-        # RawServer's start-up, with a command of the test's choosing.
-        self.proc = subprocess.Popen(
-            cmd or SERVER_CMD,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-        )
-        self.messages = queue.Queue()  # unused: replies and notifications are filed below
-        self.notifications = []
-        self._next_id = 0
-        self.stderr_lines = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        super().__init__(cwd, {"PYTHONUNBUFFERED": "1", **(env or {})}, cmd=cmd)
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    with self._cv:
-                        self._cv.notify_all()
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            if length is None:
-                self.protocol_errors.append("a header block without Content-Length")
-                continue
-            body = out.read(length)
-            try:
-                msg = json.loads(body)
-            except ValueError:
-                self.protocol_errors.append(f"a body that is not JSON: {body[:200]!r}")
-                continue
-            if "method" in msg and "id" in msg:  # a request from the server: accept it
-                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
-                continue
-            with self._cv:
-                if "method" in msg:
-                    self.received.append(msg)
-                else:
-                    key = _key(msg.get("id"))
-                    self.reply_counts[key] += 1
-                    self.replies[key] = msg
-                self._cv.notify_all()
+    def _on_eof(self) -> None:
+        with self._cv:
+            self._cv.notify_all()
+
+    def _file(self, msg: dict[str, Any]) -> None:
+        if "method" in msg and "id" in msg:  # a request from the server, answered already
+            return
+        with self._cv:
+            if "method" in msg:
+                self.received.append(msg)
+            else:
+                key = _key(msg.get("id"))
+                self.reply_counts[key] += 1
+                self.replies[key] = msg
+            self._cv.notify_all()
 
     def wait_response(self, msg_id: Any, timeout: float = TIMEOUT) -> dict[str, Any]:
         key = _key(msg_id)

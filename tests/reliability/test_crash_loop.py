@@ -242,11 +242,11 @@ _KILL_IN_SAVE = textwrap.dedent("""
     import kenning.store.vectors as vectors
     from kenning.config import Config
     from kenning.engine import Engine
-    from kenning.indexer import index_all
+    from kenning.indexer import update
 
     root, model = Path(sys.argv[1]), sys.argv[2]
     with Engine(root, Config(model=model)) as engine:
-        index_all(engine)
+        update(engine)
     (root / "late.py").write_text("def late_arrival_marker():\\n    return 1\\n")
 
     real_replace = os.replace
@@ -258,7 +258,7 @@ _KILL_IN_SAVE = textwrap.dedent("""
         return real_replace(src, dst)
     vectors.os.replace = replace
     engine = Engine(root, Config(model=model)).open()
-    index_all(engine)
+    update(engine)
 """)
 
 

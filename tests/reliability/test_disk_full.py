@@ -77,13 +77,13 @@ _ENGINE = textwrap.dedent("""
     import kenning.store.vectors as vectors
     from kenning.config import Config
     from kenning.engine import Engine
-    from kenning.indexer import index_all
+    from kenning.indexer import update
     from kenning.search import SearchQuery, search
 
     root, model = Path(sys.argv[1]), sys.argv[2]
     out = {}
     engine = Engine(root, Config(model=model)).open()
-    index_all(engine)
+    update(engine)
     before = engine._recorded_vector_file()
     (root / "late.py").write_text("def late_numbat_sighting():\\n    return 1\\n")
 
@@ -96,7 +96,7 @@ _ENGINE = textwrap.dedent("""
         raise OSError(errno.ENOSPC, "No space left on device")
     vectors.os.write = full_disk_write
     try:
-        index_all(engine)
+        update(engine)
         out["error"] = None
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
@@ -111,7 +111,7 @@ _ENGINE = textwrap.dedent("""
     vectors.os.write = real_write   # space is back
     with Engine(root, Config(model=model)) as engine:
         out["reopened_writer"] = not engine.read_only
-        index_all(engine)
+        update(engine)
         hits = search(engine, SearchQuery("late numbat sighting", mode="semantic")).hits
         out["dense_late"] = hits[0].path if hits else None
         after = engine._recorded_vector_file()

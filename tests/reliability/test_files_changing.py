@@ -1,6 +1,6 @@
 """Cases 8 and 9 in the indexer: a file deleted, or rewritten, between the walk and the read.
 
-``tests/test_workspace.py`` checks the reader alone; here the whole scan runs (in a subprocess,
+``tests/test_workspace_reading.py`` checks the reader alone; here the whole scan runs (in a subprocess,
 with the real engine and the tiny model) and the file is changed at exactly that moment by
 wrapping the indexer's ``read_source`` — the only way to hit the window deterministically.
 """
@@ -28,7 +28,7 @@ _SCRIPT = textwrap.dedent("""
     root, model = Path(sys.argv[1]), sys.argv[2]
     out = {}
     with Engine(root, Config(model=model)) as engine:
-        indexer.index_all(engine)
+        indexer.update(engine)
         (root / "geometry.py").write_text("def fresh_gecko_area():\\n    return 1\\n")
         (root / "uploads.py").write_text("def qzbetweenversionxq():\\n    return 2\\n")
         real_read = indexer.read_source
@@ -39,7 +39,7 @@ _SCRIPT = textwrap.dedent("""
                 (root / "uploads.py").write_text("def newest_upload_retry_version():\\n    pass\\n")
             return real_read(entry, **kwargs)
         indexer.read_source = racing_read
-        report, _ = indexer.index_all(engine)
+        report, _ = indexer.update(engine)
         indexer.read_source = real_read
         out["changed"], out["skipped"] = report.files_changed, report.skipped
         q = lambda text: [h.path for h in search(engine, SearchQuery(text, mode="lexical")).hits]
@@ -53,7 +53,7 @@ _SCRIPT = textwrap.dedent("""
             data, digest_size=16).hexdigest()
         out["others"] = q("parseHttpHeader")
         # The next scan sees nothing new to do, and a deleted file's row is gone after it.
-        again, _ = indexer.index_all(engine)
+        again, _ = indexer.update(engine)
         out["again_changed"], out["again_deleted"] = again.files_changed, again.files_deleted
         out["geometry_row"] = engine.db.file_by_path("geometry.py") is not None
     print(json.dumps(out))

@@ -17,8 +17,8 @@
 --- vim.lsp.enable('kenning')
 --- ```
 ---
---- `init_options` (all optional; the defaults are shown below) are sent as `initializationOptions`;
---- see docs/protocol.md in the repository:
+--- `init_options` (all optional; unset keys take the server's defaults) are sent as
+--- `initializationOptions`; see docs/protocol.md in the repository:
 --- - `storePath` (string): where the index lives, relative to the folder (default `.kenning`)
 --- - `model` (string): a directory with `model.onnx`, `tokenizer.json`, `kenning-model.json`
 ---   (default: the built-in all-MiniLM-L6-v2 int8)
@@ -69,18 +69,9 @@ return {
   },
   -- Without a project root there is nothing sensible to index (think of a file in $HOME).
   workspace_required = true,
-  init_options = {
-    -- storePath = '.kenning',  -- nil: `<folder>/.kenning`
-    -- model = nil,             -- nil: the built-in all-MiniLM-L6-v2 (int8)
-    exclude = {},
-    maxFileSize = 2097152,
-    embedThreads = 0,
-    indexOnStartup = true,
-    maxResults = 20,
-    symbolLimit = 200,
-    logLevel = 'info',
-    -- embedding = { url = 'http://127.0.0.1:8080/v1', model = '...' },  -- nil: the built-in model
-  },
+  -- No `init_options`: the server owns every default (docs/protocol.md), so nothing is sent
+  -- unless the user sets it; a copy here would override a server whose defaults changed.
+  -- For example: init_options = { exclude = { 'vendor/**' }, maxResults = 50 }
   handlers = {
     ['kenning/indexStatus'] = function(err, result, ctx)
       return require('kenning').on_index_status(err, result, ctx)

@@ -178,9 +178,11 @@ class CodeServer {
       } catch {
         // gone
       }
-      await until("code-server to exit", () => this.process.exitCode !== null || this.process.signalCode !== null, 15_000).catch(
-        () => process.kill(-this.process.pid, "SIGKILL"),
-      );
+      await until(
+        "code-server to exit",
+        () => this.process.exitCode !== null || this.process.signalCode !== null,
+        15_000,
+      ).catch(() => process.kill(-this.process.pid, "SIGKILL"));
     }
   }
 }
@@ -239,14 +241,22 @@ class Window {
   }
 
   async waitStatus(what, predicate, timeoutMs = 120_000) {
-    return until(`the status bar: ${what}`, async () => {
-      const status = await this.status();
-      return status !== undefined && predicate(status) ? status : undefined;
-    }, timeoutMs);
+    return until(
+      `the status bar: ${what}`,
+      async () => {
+        const status = await this.status();
+        return status !== undefined && predicate(status) ? status : undefined;
+      },
+      timeoutMs,
+    );
   }
 
   waitReady(timeoutMs = 180_000) {
-    return this.waitStatus("ready", (s) => s.icons.includes("codicon-check") && /chunks?/.test(s.text), timeoutMs);
+    return this.waitStatus(
+      "ready",
+      (s) => s.icons.includes("codicon-check") && /chunks?/.test(s.text),
+      timeoutMs,
+    );
   }
 
   /** The quick input's rows as the user sees them. */
@@ -279,10 +289,14 @@ class Window {
     await this.closeQuickInput();
     const input = await this.openQuickInput("F1");
     await input.type(title);
-    await until(`"${title}" in the command palette`, async () => {
-      const view = await this.rows();
-      return view?.rows[0]?.label.replace(/\s+/g, " ").trim() === title;
-    }, 30_000);
+    await until(
+      `"${title}" in the command palette`,
+      async () => {
+        const view = await this.rows();
+        return view?.rows[0]?.label.replace(/\s+/g, " ").trim() === title;
+      },
+      30_000,
+    );
     await this.page.keyboard.press("Enter");
   }
 
@@ -291,7 +305,9 @@ class Window {
     for (let attempt = 0; attempt < 5; attempt++) {
       // A click would move the cursor and lose a selection: only when focus is not in the workbench.
       const focused = await this.page.evaluate(
-        () => document.activeElement?.closest(".monaco-workbench") !== null && document.activeElement !== document.body,
+        () =>
+          document.activeElement?.closest(".monaco-workbench") !== null &&
+          document.activeElement !== document.body,
       );
       if (!focused || attempt > 0) {
         await this.focusWorkbench();
@@ -326,7 +342,9 @@ class Window {
 
   /** Types into the open quick input after clearing it. */
   async typeQuery(text) {
-    const input = await this.page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
+    const input = await this.page.waitForSelector(".quick-input-widget .quick-input-box input", {
+      visible: true,
+    });
     await input.click({ clickCount: 3 });
     await input.press("Backspace");
     await input.type(text);
@@ -334,11 +352,15 @@ class Window {
 
   /** Rows of a kenning picker once they answer `query` (the extension searches as you type). */
   async results(what, predicate, timeoutMs = 60_000) {
-    return until(what, async () => {
-      const view = await this.rows();
-      const rows = view?.rows.filter((r) => !/^\s*$/.test(r.label)) ?? [];
-      return view !== undefined && predicate(rows, view) ? { rows, title: view.title } : undefined;
-    }, timeoutMs);
+    return until(
+      what,
+      async () => {
+        const view = await this.rows();
+        const rows = view?.rows.filter((r) => !/^\s*$/.test(r.label)) ?? [];
+        return view !== undefined && predicate(rows, view) ? { rows, title: view.title } : undefined;
+      },
+      timeoutMs,
+    );
   }
 
   /** Toast notifications currently shown: their message and their buttons. */
@@ -422,7 +444,10 @@ async function scenario(browser, work) {
     ["--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", vsix, "--force"],
     { encoding: "utf8", timeout: 120_000, env: { ...process.env, HOME: work } },
   );
-  check(install.status === 0 && /successfully installed/i.test(install.stdout + install.stderr), `install failed:\n${install.stdout}\n${install.stderr}`);
+  check(
+    install.status === 0 && /successfully installed/i.test(install.stdout + install.stderr),
+    `install failed:\n${install.stdout}\n${install.stderr}`,
+  );
 
   const ws = writeWorkspace(join(work, "ws"));
   const server = new CodeServer(work, userData, extensions, { trust: false });
@@ -438,8 +463,8 @@ async function scenario(browser, work) {
     log(`status bar: ${ready.text}`);
     check(existsSync(join(ws, ".kenning")), "the index lives in <folder>/.kenning");
     const explorerShowsStore = await window.page.evaluate(() =>
-      [...document.querySelectorAll(".explorer-folders-view .monaco-list-row")].some(
-        (row) => (row.getAttribute("aria-label") ?? "").startsWith(".kenning"),
+      [...document.querySelectorAll(".explorer-folders-view .monaco-list-row")].some((row) =>
+        (row.getAttribute("aria-label") ?? "").startsWith(".kenning"),
       ),
     );
     check(!explorerShowsStore, ".kenning is hidden in the Explorer (configurationDefaults files.exclude)");
@@ -449,18 +474,30 @@ async function scenario(browser, work) {
     await window.palette("Kenning: Semantic Search");
     await window.page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
     await window.typeQuery("open a database connection");
-    const search = await window.results("OpenDatabase as the first row", (rows) => /OpenDatabase/.test(rows[0]?.label ?? ""));
-    check(/db\.go/.test(search.rows[0].label + search.rows[0].description + search.rows[0].aria), "the first row names db.go");
+    const search = await window.results("OpenDatabase as the first row", (rows) =>
+      /OpenDatabase/.test(rows[0]?.label ?? ""),
+    );
+    check(
+      /db\.go/.test(search.rows[0].label + search.rows[0].description + search.rows[0].aria),
+      "the first row names db.go",
+    );
     await window.shot("semantic-search");
 
     // 3. Enter opens the file with the hit's range selected.
     await window.page.keyboard.press("Enter");
     await until("db.go to open", async () => /db\.go/.test(await window.activeTab()), 30_000);
-    const selected = await until("a selection", async () => {
-      const text = await window.selection();
-      return /selected/.test(text) ? text : undefined;
-    }, 15_000);
-    check(/Ln [56],/.test(selected) || /Ln 1[0-2],/.test(selected), `the selection is OpenDatabase's range (${selected})`);
+    const selected = await until(
+      "a selection",
+      async () => {
+        const text = await window.selection();
+        return /selected/.test(text) ? text : undefined;
+      },
+      15_000,
+    );
+    check(
+      /Ln [56],/.test(selected) || /Ln 1[0-2],/.test(selected),
+      `the selection is OpenDatabase's range (${selected})`,
+    );
     await window.shot("opened-at-range");
 
     // 4. A lang: filter narrows the rows to that language.
@@ -468,9 +505,15 @@ async function scenario(browser, work) {
     await window.typeQuery("connection headers upload");
     const unfiltered = await window.results("rows from several files", (rows) => rows.length >= 3);
     const files = (rows) => rows.map((r) => `${r.label} ${r.description}`);
-    check(files(unfiltered.rows).some((f) => !/\.go\b/.test(f)), "unfiltered rows include other languages");
+    check(
+      files(unfiltered.rows).some((f) => !/\.go\b/.test(f)),
+      "unfiltered rows include other languages",
+    );
     await window.typeQuery("connection headers upload lang:go");
-    const filtered = await window.results("only Go rows", (rows) => rows.length > 0 && files(rows).every((f) => /\.go\b/.test(f)));
+    const filtered = await window.results(
+      "only Go rows",
+      (rows) => rows.length > 0 && files(rows).every((f) => /\.go\b/.test(f)),
+    );
     check(filtered.rows.length < unfiltered.rows.length, "the filter narrows the rows");
     await window.shot("lang-filter");
     await window.closeQuickInput();
@@ -483,11 +526,15 @@ async function scenario(browser, work) {
       '.explorer-folders-view .monaco-list-row[aria-label^="geometry.py"]',
       { visible: true },
     );
-    await until("geometry.py to open", async () => {
-      await explorerRow.click({ count: 2 });
-      await sleep(1_000);
-      return /geometry\.py/.test(await window.activeTab());
-    }, 30_000);
+    await until(
+      "geometry.py to open",
+      async () => {
+        await explorerRow.click({ count: 2 });
+        await sleep(1_000);
+        return /geometry\.py/.test(await window.activeTab());
+      },
+      30_000,
+    );
     await window.focusWorkbench();
     await window.page.keyboard.down("Control");
     await window.page.keyboard.press("Home");
@@ -500,25 +547,37 @@ async function scenario(browser, work) {
       await window.page.keyboard.press("ArrowDown");
     }
     await window.page.keyboard.up("Shift");
-    const lines = await until("a selection in geometry.py", async () => {
-      const text = await window.selection();
-      return /selected/.test(text) ? text : undefined;
-    }, 10_000);
+    const lines = await until(
+      "a selection in geometry.py",
+      async () => {
+        const text = await window.selection();
+        return /selected/.test(text) ? text : undefined;
+      },
+      10_000,
+    );
     check(/geometry\.py/.test(await window.activeTab()), `lines of geometry.py are selected (${lines})`);
     await window.palette("Kenning: Find Similar Code");
     const similar = await window.results(
       "similar code rows",
       (rows, view) => rows.length > 0 && /similar to .*geometry\.py:\d/i.test(view.title),
     );
-    check(similar.rows.some((r) => !/geometry\.py/.test(r.label)), "similar code from other files is offered");
+    check(
+      similar.rows.some((r) => !/geometry\.py/.test(r.label)),
+      "similar code from other files is offered",
+    );
     await window.shot("find-similar");
     await window.closeQuickInput();
 
     // 6. Show Index Status: one row for the folder, ready.
     await window.palette("Kenning: Show Index Status");
-    const statusRows = await window.results("the folder's status row", (rows) => rows.some((r) => /\bws\b/.test(r.label)));
+    const statusRows = await window.results("the folder's status row", (rows) =>
+      rows.some((r) => /\bws\b/.test(r.label)),
+    );
     const row = statusRows.rows.find((r) => /\bws\b/.test(r.label));
-    check(/ready — \d+ chunks in 4 files/.test(row.description + row.aria), `the folder is ready with 4 files (${row.description})`);
+    check(
+      /ready — \d+ chunks in 4 files/.test(row.description + row.aria),
+      `the folder is ready with 4 files (${row.description})`,
+    );
     await window.shot("index-status");
     await window.closeQuickInput();
 
@@ -526,15 +585,21 @@ async function scenario(browser, work) {
     const before = kenningServers();
     check(before.length === 1, `one kenning server runs (${before})`);
     await window.palette("Kenning: Restart Server");
-    const after = await until("a new server process", () => {
-      const now = kenningServers();
-      return now.length === 1 && now[0] !== before[0] ? now : undefined;
-    }, 60_000);
+    const after = await until(
+      "a new server process",
+      () => {
+        const now = kenningServers();
+        return now.length === 1 && now[0] !== before[0] ? now : undefined;
+      },
+      60_000,
+    );
     await window.waitReady();
     log(`restarted: server pid ${before[0]} -> ${after[0]}`);
     await window.palette("Kenning: Semantic Search");
     await window.typeQuery("parse an HTTP header");
-    await window.results("parseHttpHeader after the restart", (rows) => /parseHttpHeader/.test(rows[0]?.label ?? ""));
+    await window.results("parseHttpHeader after the restart", (rows) =>
+      /parseHttpHeader/.test(rows[0]?.label ?? ""),
+    );
     await window.shot("restarted");
     await window.closeQuickInput();
 
@@ -548,7 +613,10 @@ async function scenario(browser, work) {
     const missing = await until("the not-installed toast", async () =>
       (await window.toasts()).find((t) => /kenning is not installed/.test(t.message)),
     );
-    check(missing.message.includes(`${barePython} -m pip install`), `the toast names the install command (${missing.message})`);
+    check(
+      missing.message.includes(`${barePython} -m pip install`),
+      `the toast names the install command (${missing.message})`,
+    );
     check(missing.buttons.includes("Open Settings"), `the toast offers Open Settings (${missing.buttons})`);
     await sleep(1_000); // toasts slide in
     await window.waitStatus("the error item", (s) => s.icons.includes("codicon-error"));
@@ -564,19 +632,28 @@ async function scenario(browser, work) {
     const exited = await until("the exited toast", async () =>
       (await window.toasts()).find((t) => /did not start/.test(t.message)),
     );
-    check(/exited with code 2: .*unrecognized arguments: --no-such-option/.test(exited.message), `the toast quotes the server (${exited.message})`);
+    check(
+      /exited with code 2: .*unrecognized arguments: --no-such-option/.test(exited.message),
+      `the toast quotes the server (${exited.message})`,
+    );
     await sleep(1_000); // toasts slide in
-    const others = (await window.toasts()).filter((t) => /-32097|connection got disposed|couldn't create connection/.test(t.message));
+    const others = (await window.toasts()).filter((t) =>
+      /-32097|connection got disposed|couldn't create connection/.test(t.message),
+    );
     check(others.length === 0, `no toast of the client's own (${others.map((t) => t.message)})`);
     const tooltip = await window.page.evaluate(() => {
-      const item = [...document.querySelectorAll(".statusbar-item")].find((i) => /kenning/.test(i.textContent ?? ""));
+      const item = [...document.querySelectorAll(".statusbar-item")].find((i) =>
+        /kenning/.test(i.textContent ?? ""),
+      );
       return item?.querySelector("a")?.getAttribute("aria-label") ?? "";
     });
     check(!/kenning: kenning:/.test(tooltip), `no doubled prefix (${tooltip})`);
     await window.shot("server-exit-code");
     await window.clearToasts();
     await window.palette("Kenning: Restart Server");
-    await until("the exited toast again", async () => (await window.toasts()).some((t) => /exited with code 2/.test(t.message)));
+    await until("the exited toast again", async () =>
+      (await window.toasts()).some((t) => /exited with code 2/.test(t.message)),
+    );
 
     // Back to the working interpreter: the server recovers.
     writeJson(machineSettings, { "kenning.server.pythonPath": python });
@@ -584,7 +661,13 @@ async function scenario(browser, work) {
     await sleep(1_500); // the extension host logs a rejection not handled within 1 s
     const hostLog = extensionHostLog(userData);
     check(hostLog.length > 0, "the extension host log was found");
-    check(!/can't be stopped|rejected promise not handled/i.test(hostLog), `no unhandled rejection in the extension host log:\n${hostLog.split("\n").filter((l) => /rejected|stopped/i.test(l)).join("\n")}`);
+    check(
+      !/can't be stopped|rejected promise not handled/i.test(hostLog),
+      `no unhandled rejection in the extension host log:\n${hostLog
+        .split("\n")
+        .filter((l) => /rejected|stopped/i.test(l))
+        .join("\n")}`,
+    );
     await window.shot("recovered");
   } catch (error) {
     await window?.shot("failure").catch(() => undefined);
@@ -617,16 +700,24 @@ async function trustScenario(browser, work, extensions) {
 
     // Granting trust (the status item opens Manage Workspace Trust) starts the server.
     await window.page.evaluate(() => {
-      const item = [...document.querySelectorAll(".statusbar-item")].find((i) => /kenning/.test(i.textContent ?? ""));
+      const item = [...document.querySelectorAll(".statusbar-item")].find((i) =>
+        /kenning/.test(i.textContent ?? ""),
+      );
       item?.querySelector("a")?.click();
     });
-    const trustButton = await until("the Trust button", () =>
-      window.page.evaluateHandle(() =>
-        [...document.querySelectorAll(".workspace-trust-editor .monaco-button")].find((b) =>
-          /^Trust( Folder)?$/.test((b.textContent ?? "").trim()),
-        ) ?? null,
-      ).then((h) => (h.asElement() === null ? undefined : h.asElement())),
-    30_000);
+    const trustButton = await until(
+      "the Trust button",
+      () =>
+        window.page
+          .evaluateHandle(
+            () =>
+              [...document.querySelectorAll(".workspace-trust-editor .monaco-button")].find((b) =>
+                /^Trust( Folder)?$/.test((b.textContent ?? "").trim()),
+              ) ?? null,
+          )
+          .then((h) => (h.asElement() === null ? undefined : h.asElement())),
+      30_000,
+    );
     await window.shot("manage-workspace-trust");
     await trustButton.click();
     await window.waitReady();
@@ -645,7 +736,10 @@ async function trustScenario(browser, work, extensions) {
 async function main() {
   check(existsSync(python), `no Python with kenning at ${python} (set KENNING_PYTHON)`);
   check(existsSync(vsix), `no ${vsix}: run \`npm run package\` in editors/vscode (or set KENNING_VSIX)`);
-  check(existsSync(chromium), `no Chromium at ${chromium} (apt-get install chromium, or set KENNING_CHROMIUM)`);
+  check(
+    existsSync(chromium),
+    `no Chromium at ${chromium} (apt-get install chromium, or set KENNING_CHROMIUM)`,
+  );
   check(existsSync(codeServer), "no code-server: run `npm ci` in editors/vscode/e2e with Node 24 on PATH");
   rmSync(shots, { recursive: true, force: true });
   mkdirSync(shots, { recursive: true });

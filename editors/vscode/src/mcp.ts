@@ -12,7 +12,10 @@ import type { ServerCommand } from "./serverCommand";
 export const MCP_PROVIDER_ID = "kenning.mcp";
 
 /** The `kenning mcp` command line for `folder`, from the one that runs `kenning serve`. */
-export function mcpCommandFor(server: ServerCommand, folder: string): { command: string; args: string[] } | undefined {
+export function mcpCommandFor(
+  server: ServerCommand,
+  folder: string,
+): { command: string; args: string[] } | undefined {
   const args = [...server.args];
   // A custom kenning.server.command that does not end in `serve` cannot be mapped safely.
   if (args[args.length - 1] !== "serve") {
@@ -46,7 +49,10 @@ export function registerMcpServers(
   resolve: () => Promise<ServerCommand | undefined>,
   version: string,
 ): vscode.Disposable | undefined {
-  const api = vscode as unknown as { lm?: Partial<McpApi>; McpStdioServerDefinition?: McpStdioServerDefinition };
+  const api = vscode as unknown as {
+    lm?: Partial<McpApi>;
+    McpStdioServerDefinition?: McpStdioServerDefinition;
+  };
   const Definition = api.McpStdioServerDefinition;
   if (typeof api.lm?.registerMcpServerDefinitionProvider !== "function" || typeof Definition !== "function") {
     return undefined;

@@ -73,7 +73,7 @@ export interface SearchFilters {
 }
 
 export interface SemanticSearchParams {
-  /** plain words or identifiers; at most MAX_QUERY_LENGTH characters */
+  /** plain words or identifiers; at most MAX_QUERY_CHARS characters */
   query: string;
   /** integer 1–200, default maxResults */
   limit?: number;
@@ -82,7 +82,7 @@ export interface SemanticSearchParams {
   workDoneToken?: string | number;
 }
 
-export const MAX_QUERY_LENGTH = 1000;
+export const MAX_QUERY_CHARS = 1000;
 export const MAX_LIMIT = 200;
 
 export type IndexState = "scanning" | "embedding" | "ready" | "error";

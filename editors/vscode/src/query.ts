@@ -14,7 +14,7 @@
 //   (`lang:`) or a quoted word ("lang:python"), stays in the query text.
 
 import {
-  MAX_QUERY_LENGTH,
+  MAX_QUERY_CHARS,
   SEARCH_MODES,
   type SearchFilters,
   type SearchMode,
@@ -177,8 +177,8 @@ export function parseQuery(input: string): ParsedQuery {
   }
 
   const text = words.join(" ");
-  if (text.length > MAX_QUERY_LENGTH) {
-    problems.push(`query is ${text.length} characters; the server takes at most ${MAX_QUERY_LENGTH}`);
+  if (text.length > MAX_QUERY_CHARS) {
+    problems.push(`query is ${text.length} characters; the server takes at most ${MAX_QUERY_CHARS}`);
   }
   const parsed: ParsedQuery = { text, filters, problems };
   if (mode !== undefined) {

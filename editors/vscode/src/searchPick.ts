@@ -9,7 +9,7 @@ import * as vscode from "vscode";
 import { LatestRequest } from "./debounce";
 import { describeError, formatHit, indexNotice, isCancellation } from "./format";
 import {
-  MAX_QUERY_LENGTH,
+  MAX_QUERY_CHARS,
   type Range as WireRange,
   type SearchHit,
   type SemanticSearchParams,
@@ -279,7 +279,7 @@ export function showSemanticSearch(backend: SearchBackend, initialValue = ""): v
 
   const onValue = (value: string, immediately: boolean): void => {
     const parsed = parseQuery(value);
-    if (parsed.text.length > MAX_QUERY_LENGTH) {
+    if (parsed.text.length > MAX_QUERY_CHARS) {
       requests.cancel();
       results.showMessages(problemItems(parsed));
       return;

@@ -348,7 +348,11 @@ export class KenningServer implements vscode.Disposable {
    * Explains a start that failed. When the process died, its exit code and last stderr line
    * say why; the client's own error ("connection got disposed") only says that it did.
    */
-  private async failedStart(error: unknown, processes: ServerProcesses | undefined, hint: string): Promise<void> {
+  private async failedStart(
+    error: unknown,
+    processes: ServerProcesses | undefined,
+    hint: string,
+  ): Promise<void> {
     const exit = (await processes?.waitForExit(2_000)) ?? processes?.lastExit;
     if (exit === undefined) {
       this.fail(`the language server did not start (${this.commandLine}): ${describeError(error)}.`, hint);
@@ -397,15 +401,13 @@ export class KenningServer implements vscode.Disposable {
     const text = `${withoutPrefix(message)} ${hint}`;
     this.output.appendLine(`kenning: ${text}`);
     this.statusBar.stopped(text);
-    void vscode.window
-      .showErrorMessage(`kenning: ${text}`, "Open Settings", "Show Output")
-      .then((choice) => {
-        if (choice === "Open Settings") {
-          void vscode.commands.executeCommand("workbench.action.openSettings", "kenning.server");
-        } else if (choice === "Show Output") {
-          this.output.show(true);
-        }
-      });
+    void vscode.window.showErrorMessage(`kenning: ${text}`, "Open Settings", "Show Output").then((choice) => {
+      if (choice === "Open Settings") {
+        void vscode.commands.executeCommand("workbench.action.openSettings", "kenning.server");
+      } else if (choice === "Show Output") {
+        this.output.show(true);
+      }
+    });
   }
 
   dispose(): void {

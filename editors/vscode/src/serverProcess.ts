@@ -37,7 +37,9 @@ export class LineTail {
 
   /** The kept lines, including an unterminated last one. */
   get all(): string[] {
-    return this.partial.trim() === "" ? [...this.lines] : [...this.lines, this.partial.trim().slice(0, MAX_LINE)];
+    return this.partial.trim() === ""
+      ? [...this.lines]
+      : [...this.lines, this.partial.trim().slice(0, MAX_LINE)];
   }
 
   private add(line: string): void {
@@ -129,7 +131,9 @@ export class ServerProcesses {
     };
     // "close" rather than "exit": by then stderr has been read to the end.
     child.on("close", (code, signal) => finish({ code, signal, stderr: tail.all }));
-    child.on("error", (error) => finish({ code: null, signal: null, stderr: tail.all, error: error.message }));
+    child.on("error", (error) =>
+      finish({ code: null, signal: null, stderr: tail.all, error: error.message }),
+    );
     return Promise.resolve(child);
   }
 

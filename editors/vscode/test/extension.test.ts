@@ -305,7 +305,10 @@ describe("activate", () => {
       stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
       await activate(context() as never);
       await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
-      assert.match(stub.messages[0].text, /did not start .*exited with code 2: kenning: error: unrecognized arguments: --x/);
+      assert.match(
+        stub.messages[0].text,
+        /did not start .*exited with code 2: kenning: error: unrecognized arguments: --x/,
+      );
       assert.equal(stub.statusBarItems[0].text, "$(error) kenning");
       const client = LanguageClient.instances[0];
       client.error("kenning client: couldn't create connection to server.", undefined, "force");
@@ -318,11 +321,14 @@ describe("activate", () => {
 
   it("keeps the install hint when the interpreter lacks kenning", async () => {
     LanguageClient.startError = new Error("Pending response rejected since connection got disposed");
-    const script = "console.error(\"/usr/bin/python3: No module named kenning\"); process.exit(1)";
+    const script = 'console.error("/usr/bin/python3: No module named kenning"); process.exit(1)';
     stub.settings.set("kenning.server.command", [process.execPath, "-e", script]);
     await activate(context() as never);
     await until(() => stub.messages.some((m) => m.kind === "error"), "an error message", 4_000);
-    assert.match(stub.messages[0].text, /exited with code 1: .*No module named kenning\. Check kenning\.server\.command/);
+    assert.match(
+      stub.messages[0].text,
+      /exited with code 1: .*No module named kenning\. Check kenning\.server\.command/,
+    );
   });
 });
 
@@ -351,9 +357,11 @@ describe("RestartPolicy", () => {
 
 describe("workspace trust", () => {
   it("declares limited support for untrusted workspaces", () => {
-    const capabilities = (pkg as unknown as {
-      capabilities: { untrustedWorkspaces: { supported: unknown; description: string } };
-    }).capabilities;
+    const capabilities = (
+      pkg as unknown as {
+        capabilities: { untrustedWorkspaces: { supported: unknown; description: string } };
+      }
+    ).capabilities;
     assert.equal(capabilities.untrustedWorkspaces.supported, "limited");
     assert.match(capabilities.untrustedWorkspaces.description, /does not start its language server/);
   });

@@ -137,7 +137,12 @@ class Validator {
         if (record) {
           this.seen.set(key, true);
         }
-        const reason = this.mismatch(object[property.name], checker.getTypeOfSymbol(property), `${path}.${property.name}`, record);
+        const reason = this.mismatch(
+          object[property.name],
+          checker.getTypeOfSymbol(property),
+          `${path}.${property.name}`,
+          record,
+        );
         if (reason !== undefined) {
           return reason;
         }
@@ -189,12 +194,18 @@ describe("golden protocol samples (tests/golden, recorded from the real server)"
     assert.equal(golden("indexStatus").method, protocol.indexStatus.method);
     assert.equal(golden("status").method, `workspace/executeCommand ${protocol.ServerCommands.status}`);
     assert.equal(golden("reindex").method, `workspace/executeCommand ${protocol.ServerCommands.reindex}`);
-    assert.equal((golden("invalidParams").samples[0] as { code: number }).code, protocol.ErrorCodes.InvalidParams);
+    assert.equal(
+      (golden("invalidParams").samples[0] as { code: number }).code,
+      protocol.ErrorCodes.InvalidParams,
+    );
   });
 
   it("every field the types declare is sent in some sample", () => {
     const never = [...validator.seen.entries()].filter(([, seen]) => !seen).map(([key]) => key);
     // ResponseErrorObject.data is JSON-RPC's, optional there and never sent by kenning.
-    assert.deepEqual(never.filter((key) => key !== "ResponseErrorObject.data"), []);
+    assert.deepEqual(
+      never.filter((key) => key !== "ResponseErrorObject.data"),
+      [],
+    );
   });
 });

@@ -38,7 +38,10 @@ afterEach(async () => {
 describe("mcpCommandFor", () => {
   it("swaps the trailing `serve` for `mcp --root <folder>`", () => {
     assert.deepEqual(
-      mcpCommandFor({ command: "/venv/bin/python", args: ["-m", "kenning", "serve"], source: "pythonPath" }, "/ws/app"),
+      mcpCommandFor(
+        { command: "/venv/bin/python", args: ["-m", "kenning", "serve"], source: "pythonPath" },
+        "/ws/app",
+      ),
       { command: "/venv/bin/python", args: ["-m", "kenning", "mcp", "--root", "/ws/app"] },
     );
     assert.deepEqual(mcpCommandFor({ command: "/bin/kenning", args: ["serve"], source: "path" }, "/w"), {
@@ -48,13 +51,18 @@ describe("mcpCommandFor", () => {
   });
 
   it("leaves a custom command that does not end in `serve` alone", () => {
-    assert.equal(mcpCommandFor({ command: "/x/run-kenning.sh", args: [], source: "setting" }, "/w"), undefined);
+    assert.equal(
+      mcpCommandFor({ command: "/x/run-kenning.sh", args: [], source: "setting" }, "/w"),
+      undefined,
+    );
   });
 });
 
 describe("MCP server definitions", () => {
   it("are contributed under the provider id the code registers", () => {
-    assert.deepEqual(pkg.contributes.mcpServerDefinitionProviders, [{ id: MCP_PROVIDER_ID, label: "kenning" }]);
+    assert.deepEqual(pkg.contributes.mcpServerDefinitionProviders, [
+      { id: MCP_PROVIDER_ID, label: "kenning" },
+    ]);
   });
 
   it("register nothing, and break nothing, in a VS Code without the API", async () => {

@@ -22,7 +22,10 @@ describe("describeExit", () => {
       describeExit({ code: 2, signal: null, stderr: ["usage: kenning", "kenning: error: bad"] }),
       "the server exited with code 2: kenning: error: bad",
     );
-    assert.equal(describeExit({ code: null, signal: "SIGKILL", stderr: [] }), "the server was killed by SIGKILL");
+    assert.equal(
+      describeExit({ code: null, signal: "SIGKILL", stderr: [] }),
+      "the server was killed by SIGKILL",
+    );
     assert.equal(
       describeExit({ code: null, signal: null, stderr: [], error: "spawn x ENOENT" }),
       "the server could not be started: spawn x ENOENT",
@@ -32,8 +35,13 @@ describe("describeExit", () => {
 
 describe("ServerProcesses", () => {
   it("spawns exactly the configured arguments and reports how the process ended", async () => {
-    const script = "console.error('starting'); console.error(JSON.stringify(process.argv.slice(1))); process.exit(3)";
-    const processes = new ServerProcesses({ command: process.execPath, args: ["-e", script, "serve"], cwd: tmpdir() });
+    const script =
+      "console.error('starting'); console.error(JSON.stringify(process.argv.slice(1))); process.exit(3)";
+    const processes = new ServerProcesses({
+      command: process.execPath,
+      args: ["-e", script, "serve"],
+      cwd: tmpdir(),
+    });
     const child = await processes.spawn();
     assert.deepEqual(child.spawnargs, [process.execPath, "-e", script, "serve"]);
     const exit = await processes.waitForExit(10_000);
@@ -44,7 +52,11 @@ describe("ServerProcesses", () => {
   });
 
   it("reports a command that cannot be spawned", async () => {
-    const processes = new ServerProcesses({ command: "/nonexistent/kenning", args: ["serve"], cwd: tmpdir() });
+    const processes = new ServerProcesses({
+      command: "/nonexistent/kenning",
+      args: ["serve"],
+      cwd: tmpdir(),
+    });
     await processes.spawn();
     const exit = await processes.waitForExit(10_000);
     assert.match(String(exit?.error), /ENOENT/);

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from kenning.types import KenningError
+
 __all__ = [
     "DEFAULT_MAX_CHARS",
     "EndpointSettings",
@@ -32,7 +34,7 @@ DEFAULT_MAX_CHARS = 4000
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-class SettingsError(ValueError):
+class SettingsError(KenningError, ValueError):
     """An endpoint setting is invalid; the message names the field."""
 
 

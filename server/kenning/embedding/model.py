@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kenning.types import KenningError
+
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MODEL_ID",
@@ -42,7 +44,7 @@ _DEFAULT_TOKENIZER = (
 _POOLINGS = ("mean", "cls")
 
 
-class ModelError(Exception):
+class ModelError(KenningError):
     """The model or its tokenizer cannot be found, read or run; the message names the file."""
 
 

@@ -44,6 +44,7 @@ import numpy as np
 
 from kenning import __version__
 from kenning.embedding.shared import ORIGIN_PACK, ModelCache, model_identity
+from kenning.types import KenningError
 
 __all__ = [
     "FORMAT",
@@ -68,7 +69,7 @@ BLOCK = 8192  # records per read
 _FIELDS = frozenset({"format", "model_identity", "model_id", "dim", "count", "key_bytes", "dtype", "kenning"})
 
 
-class PackError(Exception):
+class PackError(KenningError):
     """The pack cannot be used; the message says why and names the file."""
 
 

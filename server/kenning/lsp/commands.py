@@ -25,10 +25,9 @@ def cmd_reindex(ls: KenningServer, *args: Any) -> None:
 
 
 @server.command(P.CMD_STATUS)
-def cmd_status(ls: KenningServer, *args: Any) -> list[dict[str, Any]]:
-    out = []
+def cmd_status(ls: KenningServer, *args: Any) -> list[P.IndexStatusReport]:
+    out: list[P.IndexStatusReport] = []
     for f in ls.folder_list():
-        payload = P.status_to_wire(f.uri, f.status())
-        payload["reindexJobs"] = f.jobs_run
+        payload: P.IndexStatusReport = {**P.status_to_wire(f.uri, f.status()), "reindexJobs": f.jobs_run}
         out.append(payload)
     return out

@@ -10,10 +10,12 @@ protocol class keeps them untyped) and are validated here, so a bad request alwa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from kenning.languages import is_known_language
-from kenning.search import MAX_LIMIT, MAX_QUERY_CHARS, MODES, Hit, SearchError, SearchQuery, path_spec
+from kenning.query import MAX_QUERY_CHARS, SearchMode, limit_problem, mode_problem, query_text_problem
+from kenning.search import Hit, SearchError, SearchQuery, path_spec
+from kenning.types import IndexState, KenningError
 
 __all__ = ["MAX_QUERY_CHARS"]  # re-exported: the LSP layer's one limit on query length
 
@@ -27,7 +29,7 @@ CUSTOM_REQUESTS = frozenset({SEMANTIC_SEARCH, SIMILAR})
 STATES = ("scanning", "embedding", "ready", "error")
 
 
-class InvalidParams(ValueError):
+class InvalidParams(KenningError, ValueError):
     """A request's params are wrong; the message names the field (sent as -32602)."""
 
 
@@ -67,8 +69,9 @@ def _limit(params: dict[str, Any], default: int) -> int:
         return default
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise InvalidParams(f"limit must be an integer, not {_type_name(limit)}")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidParams(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+    problem = limit_problem(limit)
+    if problem is not None:
+        raise InvalidParams(problem)
     return limit
 
 
@@ -94,13 +97,12 @@ def parse_search_params(params: Any, default_limit: int) -> SearchQuery:
     query = p["query"]
     if not isinstance(query, str):
         raise InvalidParams(f"query must be a string, not {_type_name(query)}")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidParams(f"query is {len(query)} characters; the most is {MAX_QUERY_CHARS}")
     mode = p.get("mode", "hybrid")
     if mode is None:
         mode = "hybrid"
-    if mode not in MODES:
-        raise InvalidParams(f"mode must be one of {', '.join(MODES)}")
+    problem = query_text_problem(query) or mode_problem(mode)
+    if problem is not None:
+        raise InvalidParams(problem)
     filters = p.get("filters")
     paths: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
@@ -121,7 +123,7 @@ def parse_search_params(params: Any, default_limit: int) -> SearchQuery:
     return SearchQuery(
         text=clean_text(query),
         limit=_limit(p, default_limit),
-        mode=mode,
+        mode=cast(SearchMode, mode),  # mode_problem accepted it
         paths=paths,
         languages=languages,
         extensions=extensions,
@@ -151,9 +153,86 @@ def parse_similar_params(params: Any, default_limit: int) -> SimilarRequest:
     return SimilarRequest(uri, start[0], start[1], end[0], end[1], _limit(p, default_limit))
 
 
-def hit_to_wire(hit: Hit, uri: str) -> dict[str, Any]:
+# -- wire payloads, named like the interfaces of protocol.ts (optional keys in a total=False half:
+# NotRequired needs Python 3.11) ---------------------------------------------------------------
+
+
+class Position(TypedDict):
+    line: int
+    character: int
+
+
+class Range(TypedDict):
+    start: Position
+    end: Position
+
+
+class _SearchSymbolRequired(TypedDict):
+    name: str
+    kind: str
+
+
+class SearchSymbol(_SearchSymbolRequired, total=False):
+    containerName: str
+
+
+class MatchRanks(TypedDict):
+    denseRank: int | None
+    lexicalRank: int | None
+
+
+class _SearchHitRequired(TypedDict):
+    uri: str
+    range: Range
+    score: float
+    preview: str
+    language: str
+    match: MatchRanks
+
+
+class SearchHit(_SearchHitRequired, total=False):
+    symbol: SearchSymbol
+
+
+class VectorOrigin(TypedDict):
+    computed: int
+    store: int
+    sharedCache: int
+    pack: int
+
+
+class SharedCacheInfo(TypedDict):
+    enabled: bool
+    bytes: int
+    maxBytes: int
+
+
+class _IndexStatusRequired(TypedDict):
+    folder: str
+    state: IndexState
+    files: int
+    chunks: int
+    embedded: int
+    pending: int
+    skipped: int
+
+
+class IndexStatus(_IndexStatusRequired, total=False):
+    message: str
+    embeddingEndpoint: str  # the host that receives the folder's code, when not local
+    origin: VectorOrigin
+    sharedCache: SharedCacheInfo
+
+
+class IndexStatusReport(IndexStatus):
+    """One folder in the answer of ``kenning.status``."""
+
+    reindexJobs: int
+
+
+def hit_to_wire(hit: Hit, uri: str) -> SearchHit:
     last_line = hit.end_line - 1
-    result: dict[str, Any] = {
+    result: SearchHit = {
         "uri": uri,
         "range": {
             "start": {"line": hit.start_line - 1, "character": 0},
@@ -166,15 +245,15 @@ def hit_to_wire(hit: Hit, uri: str) -> dict[str, Any]:
     }
     if hit.symbol:
         container, _, name = hit.symbol.rpartition(".")
-        symbol: dict[str, Any] = {"name": name, "kind": hit.kind}
+        symbol: SearchSymbol = {"name": name, "kind": hit.kind}
         if container:
             symbol["containerName"] = container
         result["symbol"] = symbol
     return result
 
 
-def status_to_wire(folder_uri: str, status: Any) -> dict[str, Any]:
-    out = {
+def status_to_wire(folder_uri: str, status: Any) -> IndexStatus:
+    out: IndexStatus = {
         "folder": folder_uri,
         "state": status.state,
         "files": status.files,

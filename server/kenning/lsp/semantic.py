@@ -31,7 +31,7 @@ log = logging.getLogger("kenning")
 def _merged(
     ls: KenningServer, responses: list[tuple[FolderIndex, SearchResponse]], limit: int
 ) -> dict[str, Any]:
-    hits: list[tuple[float, dict[str, Any]]] = []
+    hits: list[tuple[float, P.SearchHit]] = []
     lexical_only = False
     for folder, response in responses:
         lexical_only = lexical_only or response.lexical_only

@@ -30,7 +30,7 @@ from kenning.config import Config
 from kenning.mcp import tools
 from kenning.mcp.roots import Roots
 from kenning.mcp.tools import Answer, Cancelled, ToolInputError
-from kenning.search import MAX_QUERY_CHARS
+from kenning.query import MAX_QUERY_CHARS, SearchMode
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ def build_server(roots: Roots, stopping: threading.Event) -> KenningMCP:
         ],
         limit: Limit = tools.DEFAULT_SEARCH_LIMIT,
         mode: Annotated[
-            Literal["hybrid", "semantic", "lexical"],
+            SearchMode,
             Field(
                 description="'hybrid' (default): meaning and words; 'semantic': meaning; 'lexical': words."
             ),

@@ -24,8 +24,8 @@ from kenning.engine import Status
 from kenning.folder import FolderIndex
 from kenning.languages import known_languages
 from kenning.mcp.roots import Root, Roots
+from kenning.query import SearchMode, query_text_problem
 from kenning.search import (
-    MAX_QUERY_CHARS,
     Hit,
     SearchCancelled,
     SearchError,
@@ -34,7 +34,7 @@ from kenning.search import (
     search,
     similar,
 )
-from kenning.types import ShouldStop
+from kenning.types import KenningError, ShouldStop
 from kenning.workspace import SkipReason, read_source
 
 MAX_RESULTS = 50
@@ -49,7 +49,7 @@ DEFAULT_SPAN_LINES = 200
 FORMATS = ("text", "json")
 
 
-class ToolInputError(ValueError):
+class ToolInputError(KenningError, ValueError):
     """The arguments cannot be answered as given; the message says what to change."""
 
 
@@ -237,7 +237,7 @@ def search_code(
     query: str,
     *,
     limit: int = DEFAULT_SEARCH_LIMIT,
-    mode: str = "hybrid",
+    mode: SearchMode = "hybrid",
     paths: Sequence[str] = (),
     languages: Sequence[str] = (),
     max_chars: int = DEFAULT_MAX_CHARS,
@@ -249,8 +249,9 @@ def search_code(
         raise ToolInputError(
             "query is empty: describe what the code does, or give identifiers (e.g. 'retry failed uploads')"
         )
-    if len(query) > MAX_QUERY_CHARS:
-        raise ToolInputError(f"query is {len(query)} characters; shorten it to at most {MAX_QUERY_CHARS}")
+    problem = query_text_problem(query)
+    if problem is not None:
+        raise ToolInputError(problem)
     _check_limit(limit)
     _check_budget(max_chars)
     _check_format(fmt)
@@ -312,8 +313,9 @@ def find_symbol(
     text = query.strip()
     if not text:
         raise ToolInputError("query is empty: give part of a name, e.g. 'UploadRetry' or 'urp'")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ToolInputError(f"query is {len(query)} characters; shorten it to at most {MAX_QUERY_CHARS}")
+    problem = query_text_problem(query)
+    if problem is not None:
+        raise ToolInputError(problem)
     _check_limit(limit)
     _check_budget(max_chars)
     _check_format(fmt)

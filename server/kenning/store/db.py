@@ -24,6 +24,7 @@ from kenning.store.queries import Queries
 from kenning.store.schema import SCHEMA, SCHEMA_VERSION, STORE_AUTH
 from kenning.store.trust import same_mac
 from kenning.store.writes import Writes
+from kenning.types import KenningError
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +33,11 @@ class StoreClosed(Exception):
     """The database was closed (its folder removed, the server shutting down) before a read."""
 
 
-class StoreCorrupt(Exception):
+class StoreCorrupt(KenningError):
     """The database cannot be trusted (unreadable, failed integrity check, foreign schema)."""
 
 
-class StoreUnavailable(OSError):
+class StoreUnavailable(KenningError, OSError):
     """The database is fine but cannot be used now: the disk is full, a file cannot be opened,
     the file system is read-only. Nothing is moved aside for this."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from kenning.store.rows import ChunkRow, FileRow, SymbolRow
+from kenning.store.rows import ChunkRow, FileRow, PendingChunk, SymbolRow
 from kenning.store.schema import EMBEDDED_THROUGH
 
 
@@ -125,16 +125,15 @@ class Queries:
 
     def pending_chunks(
         self, limit: int, conn: sqlite3.Connection | None = None, *, after_id: int = 0
-    ) -> list[tuple[int, bytes, str, str, str]]:
-        """Chunks whose model input has no vector yet: (id, embed_key, path, header, text),
-        in id order, starting after ``after_id``.
+    ) -> list[PendingChunk]:
+        """Chunks whose model input has no vector yet, in id order, starting after ``after_id``.
 
         Pass the last id of the previous batch as ``after_id``: starting from the first chunk
         every time re-checks every embedded chunk per batch, which made the embedding loop
         quadratic (7.7 s of CPU for the 30k chunks of the standard library, ~85 s at 100k).
         """
         return [
-            (int(r[0]), bytes(r[1]), str(r[2]), str(r[3]), str(r[4]))
+            PendingChunk(int(r[0]), bytes(r[1]), str(r[2]), str(r[3]), str(r[4]))
             for r in self._r(conn).execute(
                 "SELECT c.id, c.embed_key, f.path, c.header, c.text FROM chunks c"
                 " JOIN files f ON f.id = c.file_id"
@@ -142,6 +141,43 @@ class Queries:
                 " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key)"
                 " ORDER BY c.id LIMIT ?",
                 (after_id, limit),
+            )
+        ]
+
+    def max_chunk_id(self, conn: sqlite3.Connection | None = None) -> int:
+        """The highest chunk id (0 for none): chunk ids only grow."""
+        return int(self._r(conn).execute("SELECT max(id) FROM chunks").fetchone()[0] or 0)
+
+    def embedding_cache_counts(self, conn: sqlite3.Connection | None = None) -> tuple[int, int]:
+        """(cached vectors, distinct model inputs the chunks use): how much of the cache is live."""
+        c = self._r(conn)
+        cached = int(c.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+        live = int(c.execute("SELECT count(DISTINCT embed_key) FROM chunks").fetchone()[0])
+        return cached, live
+
+    def paths_below(self, directory: str, conn: sqlite3.Connection | None = None) -> list[str]:
+        """Stored paths inside ``directory`` (relative, no trailing slash): one range query on the
+        unique path index ("dir/" < path < "dir0", "0" being the byte after "/")."""
+        rows = self._r(conn).execute(
+            "SELECT path FROM files WHERE path > ? AND path < ?", (directory + "/", directory + "0")
+        )
+        return [str(r[0]) for r in rows]
+
+    def pending_chunks_in(
+        self, paths: Sequence[str], limit: int, conn: sqlite3.Connection | None = None
+    ) -> list[PendingChunk]:
+        """Like ``pending_chunks``, for the given files only: in the order of ``paths``, then
+        by id (the files the user works on are embedded first)."""
+        if not paths or limit <= 0:
+            return []
+        return [
+            PendingChunk(int(r[0]), bytes(r[1]), str(r[2]), str(r[3]), str(r[4]))
+            for r in self._r(conn).execute(
+                "SELECT c.id, c.embed_key, f.path, c.header, c.text FROM json_each(?) j"
+                " JOIN files f ON f.path = j.value JOIN chunks c ON c.file_id = f.id"
+                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key)"
+                " ORDER BY j.key, c.id LIMIT ?",
+                (_json_strs(paths), limit),
             )
         ]
 

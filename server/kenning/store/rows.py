@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +69,13 @@ class SymbolRow:
     end_line: int
     name_line: int
     name_col: int
+
+
+class PendingChunk(NamedTuple):
+    """A chunk whose model input has no vector yet, as the embedding pass reads it."""
+
+    id: int
+    embed_key: bytes
+    path: str
+    header: str
+    text: str

@@ -29,6 +29,8 @@ import threading
 import time
 from pathlib import Path
 
+from kenning.types import KenningError
+
 KEY_FILENAME = "store-key"
 KEY_BYTES = 32
 MARKER_FILENAME = "kenning-store"
@@ -39,7 +41,7 @@ _key_cache: dict[str, bytes] = {}
 _key_lock = threading.Lock()
 
 
-class StoreRefused(Exception):
+class StoreRefused(KenningError):
     """A store location kenning will not use, or a key it cannot trust; the message says why."""
 
 

@@ -126,6 +126,12 @@ class Writes:
             [(k, str(int(n))) for k, n in counts.items() if n],
         )
 
+    def delete_meta(self, conn: sqlite3.Connection, *keys: str, prefix: str | None = None) -> None:
+        """Remove meta values: the given keys, and every key starting with ``prefix``."""
+        conn.executemany("DELETE FROM meta WHERE key=?", [(k,) for k in keys])
+        if prefix:
+            conn.execute("DELETE FROM meta WHERE substr(key, 1, ?) = ?", (len(prefix), prefix))
+
     def clear_embeddings(self, conn: sqlite3.Connection) -> None:
         conn.execute("DELETE FROM embeddings")
 

@@ -1,0 +1,86 @@
+"""Helpers of the chunking tests: normalised sources, the coverage invariants every chunking must
+keep, and views of a result (symbols, spans, the chunk at a line)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from kenning.chunking import DEFAULT_MAX_CHARS, Chunk, ChunkedFile, Symbol, chunk_source
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def check_invariants(text: str, result: ChunkedFile, max_chars: int) -> None:
+    """The guarantees every chunker makes, for any input."""
+    lines = text.split("\n")
+    covered = [0] * len(lines)
+    previous_end = 0
+    for chunk in result.chunks:
+        assert 1 <= chunk.start_line <= chunk.end_line <= len(lines), chunk
+        assert chunk.start_line > previous_end, "chunks overlap or are out of order"
+        assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+        assert lines[chunk.start_line - 1].strip(), "chunk starts with a blank line"
+        assert lines[chunk.end_line - 1].strip(), "chunk ends with a blank line"
+        assert len(chunk.text) <= max_chars or chunk.start_line == chunk.end_line, (
+            f"{len(chunk.text)} > {max_chars}: {chunk}"
+        )
+        assert chunk.kind
+        assert isinstance(chunk.header, str)
+        previous_end = chunk.end_line
+        for n in range(chunk.start_line - 1, chunk.end_line):
+            covered[n] += 1
+    for n, line in enumerate(lines):
+        if line.strip():
+            assert covered[n] == 1, f"line {n + 1} {line!r} covered {covered[n]} times"
+    for symbol in result.symbols:
+        assert 1 <= symbol.start_line <= symbol.end_line <= len(lines), symbol
+        assert symbol.start_line <= symbol.name_line <= symbol.end_line, symbol
+        assert lines[symbol.name_line - 1][symbol.name_col :].startswith(symbol.name), symbol
+        assert symbol.kind in SYMBOL_KINDS, symbol
+        assert symbol.name.strip() == symbol.name and "\n" not in symbol.name, symbol
+
+
+SYMBOL_KINDS = {
+    "class",
+    "interface",
+    "struct",
+    "enum",
+    "trait",
+    "type",
+    "function",
+    "method",
+    "constructor",
+    "module",
+    "namespace",
+    "constant",
+    "variable",
+    "field",
+    "property",
+    "macro",
+}
+
+
+def chunked(text: str, language: str, max_chars: int = DEFAULT_MAX_CHARS) -> ChunkedFile:
+    result = chunk_source(f"x.{language}", text, language, max_chars=max_chars)
+    check_invariants(text, result, max_chars)
+    return result
+
+
+def symbols_of(result: ChunkedFile) -> set[tuple[str, str, str | None]]:
+    return {(s.name, s.kind, s.container) for s in result.symbols}
+
+
+def symbol(result: ChunkedFile, name: str, container: str | None = None) -> Symbol:
+    found = [s for s in result.symbols if s.name == name and s.container == container]
+    assert len(found) == 1, (name, container, result.symbols)
+    return found[0]
+
+
+def chunk_at(result: ChunkedFile, line: int) -> Chunk:
+    return next(c for c in result.chunks if c.start_line <= line <= c.end_line)
+
+
+def spans(result: ChunkedFile) -> list[tuple[int, int, str, str | None]]:
+    return [(c.start_line, c.end_line, c.kind, c.symbol) for c in result.chunks]

@@ -1,0 +1,458 @@
+"""Chunking and symbols per tree-sitter language: JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.chunking import DEFAULT_MAX_CHARS, chunk_source
+from tests.chunking_helpers import (
+    check_invariants,
+    chunk_at,
+    chunked,
+    spans,
+    src,
+    symbols_of,
+)
+
+# ---- JavaScript / TypeScript ---------------------------------------------------------------
+
+JAVASCRIPT = src(
+    """
+    import { x } from "y";
+
+    /** Adds. */
+    export function add(a, b) {
+      return a + b;
+    }
+
+    export default class Widget extends Base {
+      static count = 0;
+      constructor(el) {
+        super(el);
+      }
+      render() {
+        return this.el;
+      }
+    }
+
+    const handler = async (event) => {
+      return event;
+    };
+
+    exports.legacy = function () {
+      return 1;
+    };
+    """
+)
+
+
+def test_javascript() -> None:
+    result = chunked(JAVASCRIPT, "javascript")
+    assert symbols_of(result) == {
+        ("add", "function", None),
+        ("Widget", "class", None),
+        ("count", "field", "Widget"),
+        ("constructor", "constructor", "Widget"),
+        ("render", "method", "Widget"),
+        ("handler", "function", None),
+        ("legacy", "function", None),
+    }
+    assert spans(result) == [
+        (1, 1, "imports", None),
+        (3, 6, "function", "add"),  # the JSDoc comment belongs to it
+        (8, 16, "class", "Widget"),
+        (18, 20, "function", "handler"),
+        (22, 24, "function", "legacy"),
+    ]
+
+
+def test_javascript_object_literal_functions() -> None:
+    text = src(
+        """
+        module.exports = {
+          parse(input) {
+            return input.trim();
+          },
+          format: function (value) {
+            return String(value);
+          },
+        };
+        """
+    )
+    result = chunked(text, "javascript", max_chars=80)
+    assert symbols_of(result) == {("parse", "method", None), ("format", "method", None)}
+    # `module.exports = {` leads into the first function; `};` closes the last one.
+    assert spans(result) == [(1, 4, "method", "parse"), (5, 8, "method", "format")]
+
+
+TYPESCRIPT = src(
+    """
+    export interface Shape {
+      area(): number;
+      name: string;
+    }
+
+    export type Point = {
+      x: number;
+      y: number;
+    };
+
+    enum Color {
+      Red,
+      Green,
+    }
+
+    namespace Geometry {
+      export function distance(a: Point, b: Point): number {
+        return Math.hypot(a.x - b.x, a.y - b.y);
+      }
+    }
+
+    abstract class Base<T> implements Shape {
+      private readonly id: number = 1;
+      abstract area(): number;
+      @memo()
+      get name(): string {
+        return "base";
+      }
+    }
+    """
+)
+
+
+@pytest.mark.parametrize("language", ["typescript", "tsx"])
+def test_typescript(language: str) -> None:
+    result = chunked(TYPESCRIPT, language)
+    assert symbols_of(result) == {
+        ("Shape", "interface", None),
+        ("area", "method", "Shape"),
+        ("name", "property", "Shape"),
+        ("Point", "type", None),
+        ("x", "property", "Point"),
+        ("y", "property", "Point"),
+        ("Color", "enum", None),
+        ("Geometry", "namespace", None),
+        ("distance", "function", "Geometry"),
+        ("Base", "class", None),
+        ("id", "field", "Base"),
+        ("area", "method", "Base"),
+        ("name", "method", "Base"),
+    }
+    assert [(c.start_line, c.kind, c.symbol) for c in result.chunks] == [
+        (1, "interface", "Shape"),
+        (6, "type", "Point"),
+        (11, "enum", "Color"),
+        (16, "namespace", "Geometry"),
+        (22, "class", "Base"),
+    ]
+
+
+def test_tsx_parses_jsx() -> None:
+    text = src(
+        """
+        export function App(props: Props) {
+          return <div className="app">{props.children}</div>;
+        }
+        """
+    )
+    result = chunked(text, "tsx")
+    assert spans(result) == [(1, 3, "function", "App")]
+
+
+# ---- Go -----------------------------------------------------------------------------------
+
+GO = src(
+    """
+    package server
+
+    import "net/http"
+
+    // Server serves.
+    type Server struct {
+        Addr    string
+        handler http.Handler
+    }
+
+    type Handler interface {
+        Serve(w http.ResponseWriter) error
+    }
+
+    const DefaultPort = 8080
+
+    // Start starts the server.
+    func (s *Server) Start() error {
+        return nil
+    }
+
+    func New[T any](addr string) *Server {
+        return &Server{Addr: addr}
+    }
+    """
+)
+
+
+def test_go() -> None:
+    result = chunked(GO, "go")
+    assert symbols_of(result) == {
+        ("Server", "struct", None),
+        ("Addr", "field", "Server"),
+        ("handler", "field", "Server"),
+        ("Handler", "interface", None),
+        ("Serve", "method", "Handler"),
+        ("DefaultPort", "constant", None),
+        ("Start", "method", "Server"),  # container = receiver type, pointer stripped
+        ("New", "function", None),
+    }
+    assert spans(result) == [
+        (1, 3, "imports", None),
+        (5, 9, "struct", "Server"),
+        (11, 13, "interface", "Handler"),
+        (15, 15, "window", None),
+        (17, 20, "method", "Server.Start"),
+        (22, 24, "function", "New"),
+    ]
+
+
+# ---- Rust ---------------------------------------------------------------------------------
+
+RUST = src(
+    """
+    use std::fmt;
+
+    /// A point.
+    #[derive(Debug, Clone)]
+    pub struct Point<T> {
+        pub x: T,
+        y: T,
+    }
+
+    pub trait Shape {
+        fn area(&self) -> f64;
+    }
+
+    impl<T: Copy> Point<T> {
+        pub fn new(x: T, y: T) -> Self {
+            Point { x, y }
+        }
+    }
+
+    impl fmt::Display for Point<i32> {
+        fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "({}, {})", self.x, self.y)
+        }
+    }
+
+    mod geometry {
+        pub fn origin() -> (i32, i32) {
+            (0, 0)
+        }
+    }
+
+    macro_rules! square {
+        ($x:expr) => { $x * $x };
+    }
+
+    const LIMIT: u32 = 10;
+    """
+)
+
+
+def test_rust() -> None:
+    result = chunked(RUST, "rust")
+    assert symbols_of(result) == {
+        ("Point", "struct", None),
+        ("x", "field", "Point"),
+        ("y", "field", "Point"),
+        ("Shape", "trait", None),
+        ("area", "method", "Shape"),
+        ("new", "method", "Point"),  # impl Point<T> → container Point
+        ("fmt", "method", "Point"),  # impl Display for Point<i32> → container Point
+        ("geometry", "module", None),
+        ("origin", "function", "geometry"),
+        ("square", "macro", None),
+        ("LIMIT", "constant", None),
+    }
+    assert spans(result) == [
+        (1, 1, "imports", None),
+        (3, 8, "struct", "Point"),  # doc comment and attribute belong to it
+        (10, 12, "trait", "Shape"),
+        (14, 18, "impl", "Point"),
+        (20, 24, "impl", "Point"),
+        (26, 30, "module", "geometry"),
+        (32, 34, "macro", "square"),
+        (36, 36, "window", None),
+    ]
+
+
+def test_rust_big_impl_is_split_per_method_with_impl_header() -> None:
+    result = chunked(RUST, "rust", max_chars=90)
+    fmt_chunk = chunk_at(result, 21)
+    assert (fmt_chunk.kind, fmt_chunk.symbol) == ("method", "Point.fmt")
+    assert fmt_chunk.header == "impl fmt::Display for Point<i32>"
+
+
+# ---- Java ---------------------------------------------------------------------------------
+
+JAVA = src(
+    """
+    package com.example;
+
+    /** A repository. */
+    @Repository
+    public class UserRepository implements Repo<User> {
+        private static final int LIMIT = 10;
+        private final Map<String, User> users = new HashMap<>();
+
+        public UserRepository() {
+            super();
+        }
+
+        @Override
+        public User find(String id) {
+            return users.get(id);
+        }
+
+        interface Listener {
+            void changed(User user);
+        }
+
+        enum State { OPEN, CLOSED }
+    }
+    """
+)
+
+
+def test_java() -> None:
+    result = chunked(JAVA, "java")
+    assert symbols_of(result) == {
+        ("UserRepository", "class", None),
+        ("LIMIT", "field", "UserRepository"),
+        ("users", "field", "UserRepository"),
+        ("UserRepository", "constructor", "UserRepository"),
+        ("find", "method", "UserRepository"),
+        ("Listener", "interface", "UserRepository"),
+        ("changed", "method", "UserRepository.Listener"),
+        ("State", "enum", "UserRepository"),
+    }
+    assert spans(result)[0] == (1, 1, "imports", None)
+    small = chunked(JAVA, "java", max_chars=120)
+    find = chunk_at(small, 14)
+    assert (find.start_line, find.kind, find.symbol) == (13, "method", "UserRepository.find")
+    assert find.header == "@Repository public class UserRepository implements Repo<User>"
+
+
+# ---- C / C++ ------------------------------------------------------------------------------
+
+C = src(
+    """
+    #include <stdio.h>
+
+    #define BUFSIZE 512
+    #define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+    /* A point. */
+    struct point {
+        int x;
+        int y;
+    };
+
+    typedef struct {
+        int w, h;
+    } size_t2;
+
+    enum color { RED, GREEN };
+
+    typedef int (*callback)(void *);
+
+    static int *lookup(const char *key, int n)
+    {
+        return NULL;
+    }
+    """
+)
+
+
+def test_c() -> None:
+    result = chunked(C, "c")
+    assert symbols_of(result) == {
+        ("BUFSIZE", "macro", None),
+        ("MAX", "macro", None),
+        ("point", "struct", None),
+        ("x", "field", "point"),
+        ("y", "field", "point"),
+        ("size_t2", "type", None),
+        ("w", "field", None),  # fields of an anonymous struct have no container
+        ("h", "field", None),
+        ("color", "enum", None),
+        ("callback", "type", None),
+        ("lookup", "function", None),
+    }
+    assert spans(result) == [
+        (1, 4, "window", None),
+        (6, 10, "struct", "point"),
+        (12, 14, "struct", "size_t2"),  # typedef struct {…} name: one chunk, named by typedef
+        (16, 18, "window", None),
+        (20, 23, "function", "lookup"),
+    ]
+
+
+CPP = src(
+    """
+    namespace net::http {
+
+    template <typename T>
+    class Client : public Base {
+     public:
+      Client();
+      ~Client() {}
+      int send(const T& request) const;
+     private:
+      int fd_;
+    };
+
+    }  // namespace net::http
+
+    int net::http::Client::send(const T& request) const {
+      return fd_;
+    }
+
+    Client::Client() : fd_(-1) {
+    }
+
+    namespace {
+    int helper() {
+      return 1;
+    }
+    }
+    """
+)
+
+
+def test_cpp() -> None:
+    result = chunked(CPP, "cpp")
+    assert symbols_of(result) == {
+        ("net::http", "namespace", None),
+        ("Client", "class", "net.http"),
+        ("Client", "constructor", "net.http.Client"),
+        ("~Client", "method", "net.http.Client"),
+        ("send", "method", "net.http.Client"),
+        ("fd_", "field", "net.http.Client"),
+        ("send", "method", "net.http.Client"),  # out-of-line definition, same container
+        ("Client", "constructor", "Client"),
+        ("helper", "function", None),
+    }
+    out_of_line = [s for s in result.symbols if s.name == "send" and s.start_line == 15]
+    assert len(out_of_line) == 1
+    assert spans(result)[-3:] == [
+        (15, 17, "method", "net.http.Client.send"),
+        (19, 20, "constructor", "Client.Client"),
+        (22, 26, "namespace", None),
+    ]
+
+
+def test_c_header_that_is_cpp_falls_back_to_the_cpp_grammar() -> None:
+    text = "class Widget {\n public:\n  void draw();\n};\n"
+    result = chunk_source("include/widget.h", text, "c")
+    check_invariants(text, result, DEFAULT_MAX_CHARS)
+    assert ("Widget", "class", None) in symbols_of(result)
+    assert ("draw", "method", "Widget") in symbols_of(result)

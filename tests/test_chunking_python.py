@@ -1,0 +1,163 @@
+"""Chunking and symbols of Python (and that every structured language's grammar compiles)."""
+
+from __future__ import annotations
+
+from kenning.chunking.grammars import GRAMMARS, compiled
+from kenning.languages import LANGUAGES
+from tests.chunking_helpers import (
+    chunk_at,
+    chunked,
+    spans,
+    src,
+    symbol,
+    symbols_of,
+)
+
+# ---- grammars -----------------------------------------------------------------------------
+
+
+def test_every_structured_language_has_a_grammar_that_compiles() -> None:
+    structured = {name for name, info in LANGUAGES.items() if info.parser == "tree-sitter"}
+    assert structured == set(GRAMMARS)
+    for grammar in GRAMMARS.values():
+        compiled(grammar)  # raises on a node type the grammar does not have
+
+
+# ---- Python -------------------------------------------------------------------------------
+
+PYTHON = src(
+    '''
+    """Module docstring."""
+    import os
+
+    MAX_SIZE = MIN_SIZE = 10
+    lower = 1
+
+
+    class HTTPConnection(Base):
+        """A connection."""
+
+        default_port = 80
+
+        # Send a request.
+        @traced
+        def request(self, method, url):
+            def encode(part):
+                return part.encode()
+            return encode(method)
+
+        class Inner:
+            def deep(self):
+                return 1
+
+
+    def helper(x):
+        return x
+    '''
+)
+
+
+def test_python_symbols() -> None:
+    result = chunked(PYTHON, "python")
+    assert symbols_of(result) == {
+        ("MAX_SIZE", "constant", None),
+        ("MIN_SIZE", "constant", None),
+        ("HTTPConnection", "class", None),
+        ("request", "method", "HTTPConnection"),
+        ("encode", "function", "HTTPConnection.request"),
+        ("Inner", "class", "HTTPConnection"),
+        ("deep", "method", "HTTPConnection.Inner"),
+        ("helper", "function", None),
+    }
+    request = symbol(result, "request", "HTTPConnection")
+    # The span includes the decorator; the name position is the identifier's.
+    assert (request.start_line, request.end_line) == (14, 18)
+    assert (request.name_line, request.name_col) == (15, 8)
+    assert symbol(result, "HTTPConnection").start_line == 8
+
+
+def test_python_chunks_at_definitions() -> None:
+    result = chunked(PYTHON, "python")
+    assert spans(result) == [
+        (1, 5, "window", None),
+        (8, 22, "class", "HTTPConnection"),  # fits the budget: one chunk with its methods
+        (25, 26, "function", "helper"),
+    ]
+    assert all(c.header == "" for c in result.chunks)
+
+
+def test_python_big_class_is_split_into_header_part_and_members() -> None:
+    result = chunked(PYTHON, "python", max_chars=170)
+    assert spans(result) == [
+        (1, 5, "window", None),
+        (8, 11, "class", "HTTPConnection"),  # the header part: signature, docstring, fields
+        (13, 18, "method", "HTTPConnection.request"),  # comment and decorator belong to it
+        (20, 22, "class", "HTTPConnection.Inner"),
+        (25, 26, "function", "helper"),
+    ]
+    assert chunk_at(result, 13).text.startswith("    # Send a request.\n    @traced")
+    assert chunk_at(result, 13).header == "class HTTPConnection(Base):"
+    assert chunk_at(result, 20).header == "class HTTPConnection(Base):"
+    assert chunk_at(result, 8).header == ""
+
+
+def test_long_function_is_split_into_windows_with_the_signature_as_header() -> None:
+    groups = [
+        "\n".join(f"        v{g}_{i} = compute(v{g}_{i - 1}, option={i})" for i in range(1, 5))
+        for g in range(12)
+    ]
+    text = "class A:\n    def big(self, x):\n" + "\n\n".join(groups) + "\n        return x\n"
+    lines = text.split("\n")
+    result = chunked(text, "python", max_chars=400)
+    parts = [c for c in result.chunks if c.symbol == "A.big"]
+    assert len(parts) >= 4
+    assert all(c.kind == "method" for c in parts)
+    # The first part shows the signature itself; the others carry it in their header.
+    assert parts[0].start_line == 2 and parts[0].header == "class A:"
+    for part in parts[1:]:
+        assert part.header == "class A:\n    def big(self, x):"
+    # Cuts fall on the blank lines between statement groups, never inside a group.
+    for part in parts[:-1]:
+        assert lines[part.end_line].strip() == ""
+    assert result.chunks[0].text == "class A:"  # the class's header part
+
+
+def test_module_level_code_is_packed_into_windows_not_one_chunk_per_line() -> None:
+    text = "\n".join(f"CONSTANT_{i} = {i}" for i in range(30)) + "\n"
+    result = chunked(text, "python")
+    assert len(result.chunks) == 1
+    assert result.chunks[0].kind == "window" and result.chunks[0].symbol is None
+    assert len(result.symbols) == 30
+
+
+def test_one_line_definitions_stay_in_windows_but_keep_symbols() -> None:
+    text = "def a(): return 1\ndef b(): return 2\ndef c(): return 3\n"
+    result = chunked(text, "python")
+    assert spans(result) == [(1, 3, "window", None)]
+    assert [s.name for s in result.symbols] == ["a", "b", "c"]
+
+
+def test_crumbs_join_a_neighbouring_chunk() -> None:
+    text = src(
+        """
+        class Base:
+            def __add__(self, other):
+                return other
+            __radd__ = __add__
+
+            def run(self):
+                return 1
+        """
+    )
+    result = chunked(text, "python", max_chars=90)
+    # `class Base:` goes with the first method, `__radd__ = __add__` with the method above it.
+    assert spans(result) == [(1, 4, "method", "Base.__add__"), (6, 7, "method", "Base.run")]
+    assert result.chunks[0].header == ""  # the class line is in the text
+    assert result.chunks[1].header == "class Base:"
+
+
+def test_name_column_counts_characters_not_bytes() -> None:
+    text = 'x = "héllo"; y = "wörld"\nclass Ünïcode:\n    pass\n'
+    result = chunked(text, "python")
+    cls = symbol(result, "Ünïcode")
+    assert (cls.name_line, cls.name_col) == (2, 6)
