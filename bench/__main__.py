@@ -52,6 +52,7 @@ class Plan:
     others_queries: int
     idle_s: float
     sharing_files: int | None = None  # the shared-cache step's clones: None = the whole corpus
+    scale_chunks: int = 1_000_000  # the monorepo step's index (bench/scale.py)
 
 
 def plans() -> dict[str, Plan]:
@@ -111,6 +112,7 @@ def plans() -> dict[str, Plan]:
             False,
             20,
             5.0,
+            scale_chunks=100_000,
         ),
         "smoke": Plan(
             "smoke",
@@ -139,6 +141,7 @@ def plans() -> dict[str, Plan]:
             5,
             1.0,
             sharing_files=4,
+            scale_chunks=2_000,
         ),
     }
 
@@ -371,6 +374,31 @@ class Runner:
             for ws in spaces.values():
                 shutil.rmtree(ws, ignore_errors=True)
 
+    def scale(self) -> None:
+        """About a million chunks (bench/scale.py): search, symbols, memory, restarts, rebuild."""
+        from bench.scale import measure
+
+        p = self.plan
+        base_db = self.ws / ".kenning" / "kenning.sqlite3"
+        if not base_db.exists():  # --only scale: the vectors to reuse come from the base index
+            subprocess.run([sys.executable, "-m", "kenning", "index", "-q", str(self.ws)], check=True)
+        search_q, symbol_q = self._queries()
+        target = self.args.scale_chunks or p.scale_chunks
+        self.r["scale"] = {"target": target}
+        measure(
+            self.ws,
+            base_db,
+            self.work,
+            target=target,
+            queries=search_q,
+            symbol_queries=symbol_q,
+            rounds=p.rounds,
+            restarts=p.restarts,
+            cli_repeats=p.cli_repeats,
+            keep=self.args.keep,
+            out=self.r["scale"],
+        )
+
     def symbols(self) -> None:
         from bench import others
         from bench.server import warm_latency
@@ -381,7 +409,14 @@ class Runner:
         out: dict[str, Any] = {"queries": len(queries)}
         self.r["symbols"] = out
         k = warm_latency(self.ws, [], modes=(), filter_glob=None, rounds=1, symbol_queries=queries)
-        out["kenning"] = {"version": "this tree", "first_query_ms": None, **k}
+        # The same keys as the other servers' (bench/others.py), so the table compares like
+        # with like: the first query builds kenning's symbol index, as theirs warm up.
+        out["kenning"] = {
+            "version": "this tree",
+            "first_query_ms": k.get("symbol_first_ms"),
+            "results_mean": k.get("symbol_results_mean"),
+            **k,
+        }
         if not (p.others or self.args.others):
             return
         venv = Path(self.args.others_venv) if self.args.others_venv else self.work / "others-venv"
@@ -533,8 +568,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated steps: model,fresh,first,pipeline,restart,latency,symbols,sharing,quality,"
-        "endpoint,mcp,multilang",
+        help="comma-separated steps: model,fresh,first,pipeline,restart,latency,scale,symbols,sharing,"
+        "quality,endpoint,mcp,multilang",
+    )
+    parser.add_argument(
+        "--scale-chunks",
+        type=int,
+        default=None,
+        help="the scale step's index size (default: full 1,000,000, quick 100,000, smoke 2,000)",
     )
     parser.add_argument("--fail-fast", action="store_true")
     args = parser.parse_args(argv)
@@ -569,6 +610,7 @@ def main(argv: list[str] | None = None) -> int:
         ("pipeline", runner.pipeline),
         ("restart", runner.restart),
         ("latency", runner.latency),
+        ("scale", runner.scale),
         ("symbols", runner.symbols),
         ("sharing", runner.sharing),
         ("quality", runner.quality),

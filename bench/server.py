@@ -242,11 +242,12 @@ def warm_latency(
         out["ready_s"] = ready[STAMP] - server.started
         out["chunks"] = ready["params"]["chunks"]
         out["embedded"] = ready["params"]["embedded"]
+        rss_ready = server.memory_mib()  # before any query: what the server holds to be ready
         for q in queries[:10]:  # model, page cache and code paths warm
             for mode in modes:
                 server.search(q, mode=mode)
-        if symbol_queries:
-            server.timed_call("workspace/symbol", {"query": symbol_queries[0]})
+        if symbol_queries:  # the first one builds the in-memory symbol index
+            out["symbol_first_ms"], _ = server.timed_call("workspace/symbol", {"query": symbol_queries[0]})
         latency: dict[str, list[float]] = {}
         cpu: dict[str, list[float]] = {}
         variants = [(mode, None) for mode in modes]
@@ -276,6 +277,7 @@ def warm_latency(
             out["symbol_cpu_ms"] = (server.cpu_seconds() - cpu0) * 1000 / max(len(sym), 1)
             out["symbol_results_mean"] = statistics.fmean(counts) if counts else 0
         out["memory_mib"] = server.memory_mib()
+        out["rss_ready_mib"] = rss_ready
         if idle_s:
             out["idle"] = idle_cost(server, idle_s)
     finally:

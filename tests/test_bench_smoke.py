@@ -27,7 +27,7 @@ def test_bench_smoke_runs_every_measure(tmp_path: Path) -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=420,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
@@ -44,10 +44,19 @@ def test_bench_smoke_runs_every_measure(tmp_path: Path) -> None:
         assert {"hybrid", "semantic", "lexical", "hybrid+filter"} <= set(modes)
     assert r["latency"]["symbols"]["symbol_ms"]["n"] > 0
     assert r["symbols"]["kenning"]["symbol_ms"]["n"] > 0
+    assert r["symbols"]["kenning"]["results_mean"] > 0 and r["symbols"]["kenning"]["first_query_ms"] > 0
+    scale = r["scale"]
+    assert scale["built"]["chunks"] >= 2_000 and scale["built"]["copies"] >= 1
+    assert {"hybrid", "hybrid+filter"} <= set(scale["warm"]["search_ms"])
+    assert scale["warm"]["symbol_ms"]["n"] > 0 and scale["warm"]["rss_ready_mib"]["VmRSS"] > 0
+    assert scale["restart"]["ready_s"]["n"] == 1 and scale["cli"]["wall_s"]["n"] == 1
+    # A graph this small may be rebuilt before the first query arrives: no count asserted.
+    assert scale["rebuild"]["removed"] and scale["rebuild"]["ready_s"] > 0
     assert set(r["quality"]["optimized"]) == {"lexical", "semantic", "hybrid"}
     assert r["sharing"]["second"]["computed"] == 0 and r["sharing"]["first"]["computed"] > 0
     text = output.read_text()
     assert text.startswith("# notes kept around the results")
     assert "trailing analysis" in text and "\nold\n" not in text
     assert "#### Summary" in text and "semanticSearch hybrid" in text
+    assert "#### 8. A monorepo" in text and "Not measured" not in text
     assert "measure" in proc.stdout  # the table was printed

@@ -150,6 +150,19 @@ def test_limit_and_duplicates() -> None:
     assert len(FuzzyIndex([])) == 0
 
 
+def test_a_name_defined_many_times_expands_in_tie_order() -> None:
+    # Equal names share one line of the index; each still comes back, in the caller's tie
+    # order, and the limit can cut a group in the middle.
+    names = ["get", "getter", "get", "Get", "get", "xget"]
+    index = FuzzyIndex(names, ties=[3, 0, 1, 0, 2, 0])
+    assert len(index) == 6
+    assert [i for i, _ in index.search("get", 10)] == [2, 4, 0, 3, 1, 5]
+    assert [i for i, _ in index.search("get", 2)] == [2, 4]
+    assert [i for i, _ in index.search("", 4)] == [3, 2, 4, 0]  # display order: "Get" < "get"
+    scores = dict(index.search("get", 10))
+    assert scores[2] == scores[4] == scores[0] > scores[3] > scores[1] > scores[5]
+
+
 def test_line_breaks_and_marks_inside_names() -> None:
     names = ["two\nlines", "a\x01b", "twolines"]
     index = FuzzyIndex(names)

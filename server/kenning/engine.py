@@ -478,10 +478,14 @@ class Engine:
         assert self.db is not None
         started = time.monotonic()
         fresh = VectorIndex(dim)
+        # With no graph at all (first open, a rejected file) no dense query can run until this
+        # ends, so it takes every core: at 1M chunks one thread took over 20 minutes on 2 cores.
+        # A rebuild beside a live graph (churn) keeps one, leaving the other to the queries.
+        threads = (os.cpu_count() or 1) if self.vectors is None else 1
         for ids, vecs in self.db.iter_vectors():
             if should_stop is not None and should_stop():
                 return
-            fresh.add(ids, vecs)
+            fresh.add(ids, vecs, threads=threads)
         fresh.dirty = True  # even empty, it replaces whatever file is recorded
         self.vectors = fresh
         self.vectors_in_step = True

@@ -415,18 +415,33 @@ class FuzzyIndex:
     def __init__(self, names: Sequence[str], ties: Sequence[int] | None = None) -> None:
         """``ties``: per name, an order among equal names (lower first); position otherwise."""
         names = list(names)
-        self._n = n = len(names)
-        if ties is not None and len(ties) != n:
-            raise ValueError(f"ties has {len(ties)} entries for {n} names")
+        self._count = len(names)
+        if ties is not None and len(ties) != self._count:
+            raise ValueError(f"ties has {len(ties)} entries for {self._count} names")
         # Display order (length, name, tie, position), from stable sorts with C-level keys.
-        order = list(range(n))
+        order = list(range(self._count))
         if ties is not None:
             order.sort(key=list(ties).__getitem__)
         order.sort(key=names.__getitem__)
         order.sort(key=list(map(len, names)).__getitem__)
-        self._order: list[int] = order
-        lines: list[str] = list(map(names.__getitem__, order))
-        self._lengths: list[int] = list(map(len, lines))
+        # Machine integers, not a list of int objects: 8 bytes a name instead of ~36.
+        self._order = array("q", order)
+        # A name defined many times (``__init__``, ``get``, a vendored copy's every name) is one
+        # line: the search walks distinct names, and line i stands for the names at display
+        # positions _groups[i] to _groups[i + 1]. A monorepo has a few times fewer distinct
+        # names than definitions, and every scan below is over the lines.
+        lines: list[str] = []
+        groups = array("q")
+        previous: str | None = None
+        for position, name in enumerate(map(names.__getitem__, order)):
+            if name != previous:
+                lines.append(name)
+                groups.append(position)
+                previous = name
+        groups.append(self._count)
+        self._groups = groups
+        self._n = n = len(lines)
+        self._lengths = array("q", map(len, lines))
         plain = _LINE + _LINE.join(lines)
         if _MARK in plain or plain.count(_LINE) != n:
             lines = [_clean(line) for line in lines]
@@ -464,7 +479,7 @@ class FuzzyIndex:
         self._chars = chars
 
     def __len__(self) -> int:
-        return self._n
+        return self._count
 
     def search(self, query: str, limit: int) -> list[tuple[int, float]]:
         """Best ``limit`` matches as ``(position in names, score)``, best first.
@@ -476,13 +491,19 @@ class FuzzyIndex:
             return []
         words = _split_query(query)
         if not words:
-            return [(self._order[i], 0.0) for i in range(min(limit, self._n))]
+            return [(self._order[i], 0.0) for i in range(min(limit, self._count))]
+        # ``limit`` lines hold at least ``limit`` names: the walk's early stop stays exact.
         found = _Search(self, words, limit).run()
         abbreviation = _is_abbreviation(words)
-        return [
-            (self._order[line], _score(klass, case_exact, self._lengths[line], abbreviation))
-            for line, klass, case_exact in found
-        ]
+        out: list[tuple[int, float]] = []
+        groups, order = self._groups, self._order
+        for line, klass, case_exact in found:
+            score = _score(klass, case_exact, self._lengths[line], abbreviation)
+            for position in range(groups[line], min(groups[line + 1], groups[line] + limit - len(out))):
+                out.append((order[position], score))
+            if len(out) >= limit:
+                break
+        return out
 
 
 class _Search:

@@ -16,6 +16,7 @@ import numpy as np
 
 from kenning.engine import Engine
 from kenning.fuzzy import FuzzyIndex
+from kenning.memory import release_free_memory
 from kenning.store.rows import SymbolRow
 from kenning.workspace import stored_path_is_plain
 
@@ -27,8 +28,8 @@ class SymbolHit:
 
 
 class _Symbols:
-    """Every symbol of a store as columns: one list or array per field, repeated strings (paths,
-    kinds, containers) shared. At 71k symbols a row object per symbol took 34 MB; this ~6 MB."""
+    """Every symbol of a store as columns: one list or array per field, repeated strings (names,
+    paths, kinds, containers) shared. At 71k symbols a row object per symbol took 34 MB; this ~6 MB."""
 
     __slots__ = ("containers", "ids", "kinds", "lines", "names", "paths")
 
@@ -42,7 +43,7 @@ class _Symbols:
         lines = array.array("q")
         for sid, path, name, kind, container, start, end, name_line, name_col in rows:
             ids.append(sid)
-            names.append(name)
+            names.append(shared.setdefault(name, name))  # __init__, get, run: one string each
             paths.append(shared.setdefault(path, path))
             kinds.append(shared.setdefault(kind, kind))
             containers.append(None if container is None else shared.setdefault(container, container))
@@ -108,6 +109,9 @@ class SymbolSearch:
                 self._symbols = symbols
                 self._index = FuzzyIndex(symbols.names, ties=symbols.tie_order())
                 self._generation = gen
+                # The build's temporaries are ~1.5x the index; without this the process keeps
+                # them (at 1M symbols, hundreds of MB) for as long as it runs.
+                release_free_memory()
             return self._symbols, self._index
 
     def find(self, query: str, limit: int) -> list[SymbolHit]:

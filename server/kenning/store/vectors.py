@@ -109,7 +109,8 @@ class VectorIndex:
     def keys(self) -> np.ndarray:
         return np.asarray(self._index.keys, dtype=np.uint64)
 
-    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+    def add(self, ids: np.ndarray, vectors: np.ndarray, *, threads: int = 1) -> None:
+        """Insert (or replace) vectors; ``threads`` > 1 only where no query waits on the cores."""
         if len(ids) == 0:
             return
         with self._write_lock:
@@ -117,7 +118,7 @@ class VectorIndex:
             present = np.array([self._index.contains(int(k)) for k in ids], dtype=bool)
             if present.any():
                 self._index.remove(ids[present])
-            self._index.add(ids, np.asarray(vectors, dtype=np.float32), threads=1)
+            self._index.add(ids, np.asarray(vectors, dtype=np.float32), threads=max(1, threads))
             self.dirty = True
             self.version += 1
 
