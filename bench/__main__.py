@@ -610,19 +610,25 @@ def main(argv: list[str] | None = None) -> int:
         ("pipeline", runner.pipeline),
         ("restart", runner.restart),
         ("latency", runner.latency),
-        ("scale", runner.scale),
         ("symbols", runner.symbols),
         ("sharing", runner.sharing),
         ("quality", runner.quality),
         ("endpoint", runner.endpoint),
         ("mcp", runner.mcp),
         ("multilang", runner.multilang),
+        # Last: at a million chunks it is the longest step, and stopping it (Ctrl-C) still
+        # leaves every other table to be written.
+        ("scale", runner.scale),
     ]
     only = set(args.only.split(",")) | {"corpus"} if args.only else None
     try:
         for name, fn in steps:
             if only is None or name in only:
-                runner.step(name, fn)
+                try:
+                    runner.step(name, fn)
+                except KeyboardInterrupt:
+                    runner.errors.append(f"{name}: interrupted (Ctrl-C); the steps after it did not run")
+                    break
     finally:
         runner.r["seconds"] = time.perf_counter() - started
         runner.r["load_at_end"] = load_now()
