@@ -115,6 +115,30 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
             ("start → whole stdlib lexically searchable (s)", _num(fresh.get("scan_done_s"), ".1f"), "", "")
         )
         rows.append(("start → ready (all embedded) (s)", _num(fresh.get("ready_s"), ".0f"), "", ""))
+    first = r.get("first")
+    if first:
+        v = first.get("all_found_s")
+        rows.append(
+            (
+                f"start → {len(first['opened'])} opened files semantically searchable, fresh "
+                f"{first['corpus_files']:,}-file stdlib (s)",
+                _num(v, ".1f"),
+                "≤ 10",
+                _verdict(v, lambda x: x <= 10, lambda x: f"by {x - 10:.1f} s"),
+            )
+        )
+        rows.append(
+            ("  start → the first of them searchable (s)", _num(first.get("first_found_s"), ".1f"), "", "")
+        )
+        rows.append(("  server CPU time until then (s)", _num(first.get("server_cpu_s"), ".1f"), "", ""))
+        rows.append(
+            (
+                "  chunks with vectors at that moment / chunks then known",
+                f"{first.get('embedded_then')}/{first.get('chunks_then')}",
+                "",
+                "",
+            )
+        )
     v = _get(r, "restart", "server", "ready_s", "p50")
     if v is not None:
         rows.append(

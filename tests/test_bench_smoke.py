@@ -35,6 +35,7 @@ def test_bench_smoke_runs_every_measure(tmp_path: Path) -> None:
     assert r["errors"] == []
     assert r["model"]["graphs"] and r["index"]["fresh"]["embedded"] > 0
     assert r["index"]["fresh"]["first_lexical_s"] is not None
+    assert r["first"]["all_found_s"] is not None and r["first"]["embedded_then"] > 0
     assert r["index"]["ab"]["chunks"] > 0 and r["index"]["ab"]["ratio"] > 0
     assert r["restart"]["server"]["ready_s"]["n"] == 1 and r["restart"]["cli"]["wall_s"]["n"] == 1
     assert r["save"]["lexical_ms"]["n"] == 1

@@ -20,10 +20,12 @@ from typing import Protocol
 
 from kenning.config import Config
 from kenning.engine import EncoderFactory, Engine, Status, default_encoder_factory
-from kenning.indexer import IndexProgress, embed_pending, scan
+from kenning.indexer import EMBED_BATCH, FirstPaths, IndexProgress, embed_pending, scan
 from kenning.store.db import StoreCorrupt
 from kenning.store.trust import StoreRefused
 from kenning.symbols import SymbolSearch
+from kenning.workset import WorkingSet, embed_order, recently_modified
+from kenning.workspace import path_to_text, text_to_path
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ class FolderIndex:
         self.engine = Engine(root, config, encoder_factory=encoder_factory)
         self.symbols = SymbolSearch(self.engine)
         self.reporter = reporter
+        self.working_set = WorkingSet()  # the editor's open files: embedded before the rest
         self.opened = threading.Event()
         self.open_error: str | None = None
         self.jobs_run = 0
@@ -128,6 +131,11 @@ class FolderIndex:
             self._dirty.update(paths)
             self._events += 1
             self._cond.notify()
+
+    def file_opened(self, path: str) -> None:
+        """The editor opened ``path`` (relative, as ``locate`` gives it): while the index
+        embeds, that file's chunks go next."""
+        self.working_set.opened(path_to_text(path))
 
     def cancel(self) -> None:
         """Stop the running job at its next checkpoint (lexical rows already written stay)."""
@@ -215,6 +223,11 @@ class FolderIndex:
             log.exception("closing the index of %s failed", self.root)
 
     def _run(self) -> None:
+        if self.engine.config.embedding is None:
+            # The local model loads (~0.25 s of CPU) while the store opens and the files are
+            # checked: SQLite's quick_check, the graph's MAC and onnxruntime's session set-up
+            # release the GIL, so on two cores the load is mostly off the path to "ready".
+            threading.Thread(target=self.engine.encoder, name="kenning-model-load", daemon=True).start()
         try:
             self.engine.open()
         except (StoreCorrupt, StoreRefused, OSError) as exc:
@@ -258,7 +271,8 @@ class FolderIndex:
                     self._full = True  # a quiet poll (or the endpoint's retry): no progress UI
             if self._stop:
                 return None
-        self._debounce()
+        if self._events:
+            self._debounce()  # the first full scan has no burst to wait for
         with self._cond:
             if self._stop:
                 return None
@@ -315,7 +329,13 @@ class FolderIndex:
             engine.state_message = None
             self._emit_status(force=True)
 
+            opened_done: set[str] = set()  # open files the working-set step has handled in this job
+
             def on_progress(p: IndexProgress) -> None:
+                if p.phase == "scanning" and job.full:
+                    # A file opened while a long scan runs need not wait for its end either.
+                    pct = int(100 * p.files_done / p.files_total) if p.files_total else 0
+                    self._embed_opened_first(should_stop, token, opened_done, min(pct, 100) // 5)
                 if token is not None:
                     if p.phase == "scanning":
                         pct = int(100 * p.files_done / p.files_total) if p.files_total else 0
@@ -328,6 +348,8 @@ class FolderIndex:
                         self.reporter.progress_report(token, msg, 20 + min(pct, 100) * 4 // 5)
                 self._emit_status()
 
+            if job.full:
+                self._embed_opened_first(should_stop, token, opened_done, 0)
             scanned = scan(
                 engine,
                 None if job.full else sorted(job.paths),
@@ -346,7 +368,11 @@ class FolderIndex:
             # An edit's few new vectors do not rewrite the whole graph file (defer_save); a full
             # scan does, so other readers of the store (a second server, the CLI) see its graph.
             report = embed_pending(
-                engine, progress=on_progress, should_stop=should_stop, defer_save=not job.full
+                engine,
+                progress=on_progress,
+                should_stop=should_stop,
+                defer_save=not job.full,
+                first=self._first_paths(job.full),
             )
             engine.prune_embedding_cache()
             if report.unavailable is not None:
@@ -372,6 +398,41 @@ class FolderIndex:
             if token is not None:
                 self.reporter.progress_end(token, end_message)
             self._emit_status(force=True)
+
+    def _embed_opened_first(
+        self, should_stop: Callable[[], bool], token: str | None, done: set[str], percentage: int
+    ) -> None:
+        """Before and during a full scan: index and embed the files the editor has open (those
+        not in ``done`` yet), so they are semantically searchable within seconds on a fresh (or
+        long unembedded) index, not after the whole tree is scanned. A few stats when they are
+        embedded already. The full scan meeting these files later finds them unchanged."""
+        engine = self.engine
+        opened = [p for p in self.working_set.paths() if p not in done]
+        if not opened or engine.db is None:
+            return
+        done.update(opened)
+        scan(
+            engine, [text_to_path(p) for p in opened], should_stop=should_stop, exclude_dirs=self.exclude_dirs
+        )
+        if should_stop() or not engine.db.pending_chunks_in(opened, 1):
+            return
+        if token is not None:
+            # The bar stays where the full scan has it: this is a detour, not a phase.
+            self.reporter.progress_report(token, "embedding the open files first", percentage)
+        embed_pending(
+            engine, should_stop=should_stop, defer_save=True, first=self.working_set.paths, only_first=True
+        )
+        self._emit_status(force=True)
+
+    def _first_paths(self, full: bool) -> FirstPaths:
+        """What the embedding pass takes first: the open files, and after a full scan with more
+        than a batch to embed, the most recently modified files (the user's working set)."""
+        recent: list[str] = []
+        db = self.engine.db
+        if full and db is not None and db.counts()["pending"] > EMBED_BATCH:
+            recent = recently_modified(self.engine)
+        working_set = self.working_set
+        return lambda: embed_order(working_set.paths(), recent)
 
     def _emit_status(self, *, force: bool = False) -> None:
         now = time.monotonic()

@@ -24,7 +24,8 @@ from kenning.chunking import CHUNKER_VERSION, chunk_source
 from kenning.engine import Engine
 from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
-from kenning.store.rows import FileRow, NewChunk, NewSymbol
+from kenning.store.db import Database
+from kenning.store.rows import FileRow, NewChunk, NewSymbol, PendingChunk
 from kenning.store.schema import EMBEDDED_THROUGH
 from kenning.types import Phase, ShouldStop
 from kenning.workspace import (
@@ -70,6 +71,14 @@ ORIGIN_KEYS = (ORIGIN_COMPUTED, ORIGIN_STORE, ORIGIN_SHARED, ORIGIN_PACK)
 CONTENT_SKIPS = frozenset({SkipReason.BINARY.value, SkipReason.GENERATED.value})
 
 Progress = Callable[["IndexProgress"], None]
+# The files whose chunks are embedded before the rest, most wanted first (kenning.workset).
+FirstPaths = Callable[[], Sequence[str]]
+# Working-set files looked up per batch: a bounded, indexed query whatever the set's size.
+FIRST_PATHS_PER_QUERY = 64
+# With ``only_first`` (the editor's open files, which the user is waiting for) a batch holds at
+# most this many chunks: each file becomes searchable once its own chunks are in, not when the
+# whole set's are. The long pass keeps full batches (the model's best rate).
+FIRST_BATCH = 32
 
 
 @dataclass(slots=True)
@@ -444,21 +453,32 @@ def embed_pending(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     defer_save: bool = False,
+    first: FirstPaths | None = None,
+    only_first: bool = False,
 ) -> EmbedReport:
     """Embed every chunk that has no vector yet; resumable, cancellable between batches.
 
     The graph file is saved at the end unless ``defer_save`` (a long-running server's small
     jobs) and the pass added little (see ``SAVE_VECTORS_MIN_ADDED``).
+
+    ``first`` gives the files to embed before the rest (the user's working set, see
+    kenning.workset); it is asked again before every batch, so a file opened meanwhile moves
+    to the front. ``only_first``: embed those files' chunks and stop.
     """
     try:
-        return _embed_pending(engine, progress, should_stop, defer_save)
+        return _embed_pending(engine, progress, should_stop, defer_save, first, only_first)
     except BaseException:
         engine.vectors_in_step = False  # vectors may be committed but not in the graph
         raise
 
 
 def _embed_pending(
-    engine: Engine, progress: Progress | None, should_stop: ShouldStop | None, defer_save: bool
+    engine: Engine,
+    progress: Progress | None,
+    should_stop: ShouldStop | None,
+    defer_save: bool,
+    first: FirstPaths | None = None,
+    only_first: bool = False,
 ) -> EmbedReport:
     from kenning.embedding import EmbeddingCancelled
     from kenning.embedding.backend import EmbeddingUnavailable
@@ -482,9 +502,11 @@ def _embed_pending(
     through = int(db.get_meta(EMBEDDED_THROUGH) or 0)
     # An endpoint takes one request's worth per batch, so each answer is committed on arrival.
     batch_rows = int(getattr(encoder, "preferred_batch", EMBED_BATCH))
-    rows = db.pending_chunks(batch_rows, after_id=through)
+    ahead = _FirstChunks(db, first, min(batch_rows, FIRST_BATCH) if only_first else batch_rows)
+    rows = ahead.take(set()) if only_first else db.pending_chunks(batch_rows, after_id=through)
     if not rows:
-        _record_embedded_through(engine, through)
+        if not only_first:
+            _record_embedded_through(engine, through)
         if defer_save and time.monotonic() - engine.vectors_saved_at > SAVE_VECTORS_EVERY_S:
             engine.save_vectors()  # removals by the scan, if any (a no-op when unchanged)
         report.seconds = time.monotonic() - started
@@ -497,6 +519,8 @@ def _embed_pending(
     counts = db.counts()
     total_pending = counts["pending"]
     done_before = counts["embedded"]
+    if only_first:
+        rows = []  # taken again below, with the rest of the batch logic
     last_save = time.monotonic()
     done = 0
     # A backend that answers in the background (an endpoint) gets the next batches while the
@@ -512,17 +536,27 @@ def _embed_pending(
                 report.cancelled = True
                 break
             while len(in_flight) < depth:
-                if not rows:
-                    rows = db.pending_chunks(batch_rows, after_id=fetched_through)
-                    if not rows:
+                # The working set's chunks go first; they leave the id walk's mark alone (the
+                # walk skips them later: they have vectors by then).
+                ahead_rows = ahead.take(in_flight_keys)
+                through_mark: int | None = None
+                if ahead_rows:
+                    rows_now = ahead_rows
+                    rows = []  # fetched before: may hold these very chunks; the walk fetches anew
+                else:
+                    if only_first:
                         break
-                fetched_through = rows[-1][0]
+                    if not rows:
+                        rows = db.pending_chunks(batch_rows, after_id=fetched_through)
+                        if not rows:
+                            break
+                    rows_now, rows = rows, []
+                    fetched_through = through_mark = rows_now[-1][0]
                 inputs: dict[bytes, str] = {}
-                for _cid, key, path, header, text in rows:
+                for _cid, key, path, header, text in rows_now:
                     # A key already on its way is written with all its chunks by that batch.
                     if key not in in_flight_keys:
                         inputs.setdefault(key, embed_input(path, header, text))
-                rows = []
                 keys = list(inputs)
                 # What the shared cache holds is not computed again (another worktree, a pack).
                 hits = shared.lookup(keys) if shared is not None and keys else {}
@@ -531,9 +565,9 @@ def _embed_pending(
                 in_flight_keys.update(keys)
                 if submit is not None:
                     job = submit(texts, should_stop) if missing else None
-                    in_flight.append(_Batch(fetched_through, keys, hits, missing, job, None))
+                    in_flight.append(_Batch(through_mark, keys, hits, missing, job, None))
                 else:
-                    in_flight.append(_Batch(fetched_through, keys, hits, missing, None, texts))
+                    in_flight.append(_Batch(through_mark, keys, hits, missing, None, texts))
             if not in_flight:
                 break
             batch = in_flight.popleft()
@@ -566,8 +600,9 @@ def _embed_pending(
                 id_keys = db.chunk_ids_for_keys(keys, conn)
                 # Every chunk up to this batch's last one now has a vector: the walk is in id
                 # order from the mark and took every pending chunk on its way (batches are
-                # written in the order they were taken).
-                db.set_meta(conn, EMBEDDED_THROUGH, str(batch.through))
+                # written in the order they were taken; working-set batches move no mark).
+                if batch.through is not None:
+                    db.set_meta(conn, EMBEDDED_THROUGH, str(batch.through))
             ids = np.asarray([cid for cid, _ in id_keys], dtype=np.uint64)
             vectors.add(ids, vecs[[row_of[k] for _, k in id_keys]])
             if shared is not None and missing:
@@ -604,7 +639,7 @@ def _embed_pending(
                 batch.job.cancel()
         if shared is not None:
             shared.flush()
-    if not report.cancelled:
+    if not report.cancelled and not only_first:
         _record_embedded_through(engine, int(db.get_meta(EMBEDDED_THROUGH) or 0))
     if (
         report.cancelled
@@ -617,13 +652,50 @@ def _embed_pending(
     return report
 
 
+class _FirstChunks:
+    """The pending chunks of the working set's files, a batch at a time.
+
+    Files found with nothing pending are not asked about again in this pass, until the list
+    changes (a file opened meanwhile): each batch costs one indexed query on a few paths.
+    """
+
+    def __init__(self, db: Database, first: FirstPaths | None, limit: int) -> None:
+        self._db = db
+        self._first = first
+        self._limit = limit
+        self._wanted: tuple[str, ...] = ()
+        self._settled: set[str] = set()
+
+    def take(self, in_flight: set[bytes]) -> list[PendingChunk]:
+        if self._first is None:
+            return []
+        wanted = tuple(self._first())
+        if wanted != self._wanted:
+            self._wanted = wanted
+            self._settled.clear()
+        candidates = [p for p in wanted if p not in self._settled][:FIRST_PATHS_PER_QUERY]
+        if not candidates:
+            return []
+        rows = self._db.pending_chunks_in(candidates, self._limit)
+        seen = {r[2] for r in rows}
+        # Every candidate before the last one returned is complete (rows come in path order).
+        last = rows[-1][2] if len(rows) >= self._limit else None
+        for path in candidates:
+            if path == last:
+                break
+            if path not in seen:
+                self._settled.add(path)
+        # Chunks whose input is already on its way are written by that batch.
+        return [r for r in rows if r[1] not in in_flight]
+
+
 @dataclass(slots=True)
 class _Batch:
     """Chunks taken for embedding: the last chunk id, the distinct inputs' keys, those the
     shared cache answered (key -> (f16 bytes, origin)), those to compute, and either the
     background job computing them or their texts."""
 
-    through: int
+    through: int | None  # None: a working-set batch, outside the id walk
     keys: list[bytes]
     hits: dict[bytes, tuple[bytes, int]]
     missing: list[bytes]

@@ -38,6 +38,7 @@ from kenning.lsp.framing import (
 )
 from kenning.lsp.options import Options
 from kenning.lsp.reporter import Reporter
+from kenning.workset import WorkingSet
 from kenning.workspace import (
     display_path,
     resolve_inside,
@@ -157,6 +158,9 @@ class KenningServer(LanguageServer):
         self.client_caps: T.ClientCapabilities | None = None
         self.parent_pid: int | None = None
         self.poll_interval: float | None = None  # set when the client cannot watch files
+        # URIs the editor has open (didOpen may arrive before the folder is added): each
+        # folder embeds its open files first (kenning.workset).
+        self.open_uris = WorkingSet()
         self._log_handler = _LspLogHandler(self)
         self._log_handler.setFormatter(logging.Formatter("%(message)s"))
 
@@ -226,6 +230,11 @@ class KenningServer(LanguageServer):
             self.folders[uri] = folder
             folder.exclude_dirs = _nested_dirs(root, [f.root for f in self.folders.values()])
         folder.poll_interval = self.poll_interval
+        for opened in reversed(self.open_uris.paths()):  # the oldest first: the newest ends first
+            path = uri_to_path(opened)
+            inside = resolve_inside([root], path) if path is not None else None
+            if inside is not None:
+                folder.file_opened(inside[1])
         folder.start(index_now=self.options.index_on_startup)
         self._update_nesting()
         log.info(

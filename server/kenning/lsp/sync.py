@@ -4,7 +4,8 @@ Powers, in the editor: a saved file becoming findable within a fraction of a sec
 (``textDocument/didSave``), and files changed outside the editor — a branch switch, a
 formatter, a rename or delete in the explorer — following (``workspace/didChangeWatchedFiles``,
 ``didRenameFiles``, ``didDeleteFiles``). Each event only marks paths dirty; the folder worker
-re-indexes them in the background.
+re-indexes them in the background. A file opened (``didOpen``) joins its folder's working set:
+while a large index embeds, it gets its vectors first.
 """
 
 from __future__ import annotations
@@ -29,6 +30,16 @@ def _mark(ls: KenningServer, uris: list[str]) -> None:
         by_folder.setdefault(folder.uri, (folder, []))[1].append(rel)
     for folder, rels in by_folder.values():
         folder.mark_dirty(rels)
+
+
+@server.feature(T.TEXT_DOCUMENT_DID_OPEN)
+def on_did_open(ls: KenningServer, params: T.DidOpenTextDocumentParams) -> None:
+    """An open file is embedded before the rest of a large index (see kenning.workset)."""
+    uri = params.text_document.uri
+    ls.open_uris.opened(uri)
+    found = ls.locate(uri) if ls.folder_list() else None
+    if found is not None:
+        found[0].file_opened(found[1])
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_SAVE)

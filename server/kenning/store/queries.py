@@ -163,6 +163,24 @@ class Queries:
         )
         return [str(r[0]) for r in rows]
 
+    def pending_chunks_in(
+        self, paths: Sequence[str], limit: int, conn: sqlite3.Connection | None = None
+    ) -> list[PendingChunk]:
+        """Like ``pending_chunks``, for the given files only: in the order of ``paths``, then
+        by id (the files the user works on are embedded first)."""
+        if not paths or limit <= 0:
+            return []
+        return [
+            PendingChunk(int(r[0]), bytes(r[1]), str(r[2]), str(r[3]), str(r[4]))
+            for r in self._r(conn).execute(
+                "SELECT c.id, c.embed_key, f.path, c.header, c.text FROM json_each(?) j"
+                " JOIN files f ON f.path = j.value JOIN chunks c ON c.file_id = f.id"
+                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = c.embed_key)"
+                " ORDER BY j.key, c.id LIMIT ?",
+                (_json_strs(paths), limit),
+            )
+        ]
+
     def count_embedded(self, chunk_ids: Sequence[int], conn: sqlite3.Connection | None = None) -> int:
         """How many of the given chunks have a stored vector (reused, not computed)."""
         if not chunk_ids:
