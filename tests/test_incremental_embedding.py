@@ -13,7 +13,7 @@ import pytest
 from kenning.config import Config
 from kenning.engine import Engine
 from kenning.indexer import embed_pending, index_all, scan
-from kenning.store.db import EMBEDDED_THROUGH
+from kenning.store.schema import EMBEDDED_THROUGH
 
 
 class FakeEncoder:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kenning.store.db import Database, NewChunk
+from kenning.store.db import Database
+from kenning.store.rows import NewChunk
 
 
 def _chunk(i: int) -> NewChunk:

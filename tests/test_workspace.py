@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenning import workspace
 from kenning.workspace import (
+    Discovery,
     SkipReason,
     SourceText,
     discover,
@@ -27,6 +27,7 @@ from kenning.workspace import (
     resolve_inside,
     uri_to_path,
 )
+from kenning.workspace import git as workspace_git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -71,7 +72,7 @@ def write(root: Path, rel: str, content: str | bytes = "x = 1\n") -> Path:
     return path
 
 
-def paths(found: workspace.Discovery) -> set[str]:
+def paths(found: Discovery) -> set[str]:
     return {e.path for e in found.files}
 
 
@@ -366,7 +367,7 @@ def test_git_failure_falls_back_to_walking(tmp_path: Path, monkeypatch: pytest.M
     write(root, "a.log")
     git_init(root)
     # A repository owned by someone else: git refuses it ("dubious ownership").
-    monkeypatch.setattr(workspace.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(workspace_git.shutil, "which", lambda _name: None)
     found = discover(root)
     assert found.method == "walk"
     assert paths(found) == {".gitignore", "a.py"}

@@ -461,7 +461,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def cmd_pack(args: argparse.Namespace) -> int:
     from kenning.embedding.pack import PackError, export_store, import_pack, verify_pack
-    from kenning.store.db import DB_FILENAME
+    from kenning.store.schema import DB_FILENAME
 
     try:
         if args.action == "export":
@@ -508,7 +508,7 @@ def cmd_languages(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from kenning.lsp.server import run
+    from kenning.lsp.main import run
 
     return run(tcp=args.tcp)
 

@@ -21,17 +21,10 @@ import numpy as np
 
 from kenning.config import Config
 from kenning.embedding.backend import EmbeddingBackend, EmbeddingUnavailable, RemoteBackend
-from kenning.store.db import (
-    DB_FILENAME,
-    EMBEDDED_THROUGH,
-    Database,
-    StoreCorrupt,
-    StoreUnavailable,
-    authenticate,
-    sqlite_uri,
-)
+from kenning.store.db import Database, StoreCorrupt, StoreUnavailable, authenticate, sqlite_uri
 from kenning.store.location import StoreDir, open_store_dir, requested_store
 from kenning.store.lock import LockHeld, WriterLock
+from kenning.store.schema import DB_FILENAME, EMBEDDED_THROUGH
 from kenning.store.trust import aside_name, database_token, foreign_file, read_marker, store_key
 from kenning.store.vectors import (
     VectorFileInfo,

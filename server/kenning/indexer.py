@@ -24,7 +24,8 @@ from kenning.chunking import CHUNKER_VERSION, chunk_source
 from kenning.engine import Engine
 from kenning.languages import language_for_path
 from kenning.lexical import name_parts, split_identifiers
-from kenning.store.db import EMBEDDED_THROUGH, FileRow, NewChunk, NewSymbol
+from kenning.store.rows import FileRow, NewChunk, NewSymbol
+from kenning.store.schema import EMBEDDED_THROUGH
 from kenning.types import ShouldStop
 from kenning.workspace import (
     FileEntry,

@@ -25,7 +25,7 @@ import pathspec
 from kenning.engine import Engine
 from kenning.languages import is_known_language
 from kenning.lexical import name_parts, query_terms
-from kenning.store.db import ChunkRow
+from kenning.store.rows import ChunkRow
 from kenning.store.vectors import EXACT_SEARCH_LIMIT
 from kenning.types import ShouldStop
 from kenning.workspace import stored_path_is_plain

@@ -16,7 +16,7 @@ import numpy as np
 
 from kenning.engine import Engine
 from kenning.fuzzy import FuzzyIndex
-from kenning.store.db import SymbolRow
+from kenning.store.rows import SymbolRow
 from kenning.workspace import stored_path_is_plain
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from kenning.store.db import DB_FILENAME
+from kenning.store.schema import DB_FILENAME
 from tests.mcp.conftest import Session, lock_free, mcp_session
 from tests.rawlsp import RawServer
 

@@ -26,7 +26,7 @@ from kenning.config import Config
 from kenning.engine import Engine
 from kenning.indexer import embed_input, embed_pending, scan
 from kenning.search import MAX_QUERY_CHARS, SearchQuery, search
-from kenning.store.db import DB_FILENAME
+from kenning.store.schema import DB_FILENAME
 from kenning.store.trust import store_key
 from kenning.store.vectors import file_mac
 

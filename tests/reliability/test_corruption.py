@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kenning.store.db import SCHEMA_VERSION
+from kenning.store.schema import SCHEMA_VERSION
 from tests.conftest import FILES, write_workspace
 from tests.reliability.client import Client
 from tests.reliability.conftest import StartServer
