@@ -24,7 +24,9 @@ keep them out of its dense ranking.
 Every member chunk names its owner in the model input: a member of a container that fits is
 inside the container's chunk; the members of a split container carry its signature (``class
 A(B):``, ``impl Read for File``, ``interface Foo``) as header; a Go method names its receiver in
-its own signature; and the path comes first in every model input. On the Go, Rust and
+its own signature; and the path comes first in every model input. Every definition's header
+is led by its qualified name in plain words (``Box.into_raw`` → ``box into raw``), which the
+model's word pieces read better than ``camelCase``. On the Go, Rust and
 TypeScript samples of ``bench/multilang.py`` that holds for every method chunk (244, 404, 128).
 """
 
