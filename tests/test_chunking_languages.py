@@ -288,7 +288,7 @@ def test_rust_big_impl_is_split_per_method_with_impl_header() -> None:
     result = chunked(RUST, "rust", max_chars=90)
     fmt_chunk = chunk_at(result, 21)
     assert (fmt_chunk.kind, fmt_chunk.symbol) == ("method", "Point.fmt")
-    assert fmt_chunk.header == "impl fmt::Display for Point<i32>"
+    assert fmt_chunk.header == "point fmt\nimpl fmt::Display for Point<i32>"
 
 
 # ---- Java ---------------------------------------------------------------------------------
@@ -338,7 +338,10 @@ def test_java() -> None:
     small = chunked(JAVA, "java", max_chars=120)
     find = chunk_at(small, 14)
     assert (find.start_line, find.kind, find.symbol) == (13, "method", "UserRepository.find")
-    assert find.header == "@Repository public class UserRepository implements Repo<User>"
+    assert find.header.split("\n") == [
+        "user repository find",
+        "@Repository public class UserRepository implements Repo<User>",
+    ]
 
 
 # ---- C / C++ ------------------------------------------------------------------------------

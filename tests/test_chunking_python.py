@@ -83,7 +83,8 @@ def test_python_chunks_at_definitions() -> None:
         (8, 22, "class", "HTTPConnection"),  # fits the budget: one chunk with its methods
         (25, 26, "function", "helper"),
     ]
-    assert all(c.header == "" for c in result.chunks)
+    # A definition's header is its name in words (what the model reads first), nothing else.
+    assert [c.header for c in result.chunks] == ["", "http connection", "helper"]
 
 
 def test_python_big_class_is_split_into_header_part_and_members() -> None:
@@ -96,9 +97,9 @@ def test_python_big_class_is_split_into_header_part_and_members() -> None:
         (25, 26, "function", "helper"),
     ]
     assert chunk_at(result, 13).text.startswith("    # Send a request.\n    @traced")
-    assert chunk_at(result, 13).header == "class HTTPConnection(Base):"
-    assert chunk_at(result, 20).header == "class HTTPConnection(Base):"
-    assert chunk_at(result, 8).header == ""
+    assert chunk_at(result, 13).header == "http connection request\nclass HTTPConnection(Base):"
+    assert chunk_at(result, 20).header.endswith("\nclass HTTPConnection(Base):")
+    assert chunk_at(result, 8).header == "http connection"
 
 
 def test_long_function_is_split_into_windows_with_the_signature_as_header() -> None:
@@ -113,9 +114,9 @@ def test_long_function_is_split_into_windows_with_the_signature_as_header() -> N
     assert len(parts) >= 4
     assert all(c.kind == "method" for c in parts)
     # The first part shows the signature itself; the others carry it in their header.
-    assert parts[0].start_line == 2 and parts[0].header == "class A:"
+    assert parts[0].start_line == 2 and parts[0].header == "a big\nclass A:"
     for part in parts[1:]:
-        assert part.header == "class A:\n    def big(self, x):"
+        assert part.header == "a big\nclass A:\n    def big(self, x):"
     # Cuts fall on the blank lines between statement groups, never inside a group.
     for part in parts[:-1]:
         assert lines[part.end_line].strip() == ""
@@ -152,8 +153,8 @@ def test_crumbs_join_a_neighbouring_chunk() -> None:
     result = chunked(text, "python", max_chars=90)
     # `class Base:` goes with the first method, `__radd__ = __add__` with the method above it.
     assert spans(result) == [(1, 4, "method", "Base.__add__"), (6, 7, "method", "Base.run")]
-    assert result.chunks[0].header == ""  # the class line is in the text
-    assert result.chunks[1].header == "class Base:"
+    assert result.chunks[0].header == "base add"  # the class line is in the text
+    assert result.chunks[1].header == "base run\nclass Base:"
 
 
 def test_name_column_counts_characters_not_bytes() -> None:

@@ -42,6 +42,17 @@ def test_owner_boost_needs_the_owner_named() -> None:
     assert s._name_boost({"filter"}, "Filter.count") == 0.0
 
 
+def test_a_name_part_spells_the_query_word_it_begins() -> None:
+    # "Allocate zero-initialized memory": `alloc` is how code spells "allocate".
+    terms = {"allocate", "zero", "initialized", "memory"}
+    assert s._name_boost(terms, "alloc_zeroed") > 0
+    assert s._name_boost(terms, "alloc_zeroed") < s._name_boost({"alloc", "zeroed"}, "alloc_zeroed")
+    # Parts shorter than NAME_PREFIX_MIN match whole words only ("is" is not "island").
+    assert s._name_boost({"island", "map"}, "is_a") == 0.0
+    # A query word does not spell a longer name part it only begins ("zero" is not `zeroed`).
+    assert s._name_boost({"zero"}, "zeroed_page") == 0.0
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from kenning.embedding import Encoder

@@ -34,7 +34,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # Recorded in every store; a store chunked by another version re-chunks its files on the next
 # scan (unchanged model inputs keep their vectors). Bump it with every change to the chunks.
 #  2: TypeScript overloads glued to their implementation; context lines in method headers.
-CHUNKER_VERSION = 2
+#  3: every definition's header led by its name in plain words.
+CHUNKER_VERSION = 3
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,9 @@ keep them out of its dense ranking.
 Every member chunk names its owner in the model input: a member of a container that fits is
 inside the container's chunk; the members of a split container carry its signature (``class
 A(B):``, ``impl Read for File``, ``interface Foo``) as header; a Go method names its receiver in
-its own signature; and the path comes first in every model input. On the Go, Rust and
+its own signature; and the path comes first in every model input. Every definition's header
+is led by its qualified name in plain words (``Box.into_raw`` → ``box into raw``), which the
+model's word pieces read better than ``camelCase``. On the Go, Rust and
 TypeScript samples of ``bench/multilang.py`` that holds for every method chunk (244, 404, 128).
 """
 
@@ -46,6 +48,7 @@ from kenning.chunking.grammars import (
 )
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.model import Symbol
+from kenning.lexical import name_parts
 
 # Containers nested deeper than this are windowed instead of recursed into (generated code).
 _MAX_NESTING = 48
@@ -532,8 +535,17 @@ class CodeChunker:
         roots = self._tree()
         self._emit_region(1, self.index.count, roots, None, (), 0)
         self._mark_boilerplate()
-        chunks = [(out.start, out.end, out.kind, out.symbol, "\n".join(out.header)) for out in self.out]
+        chunks = [(out.start, out.end, out.kind, out.symbol, _header(out)) for out in self.out]
         return chunks, self.symbols
+
+
+def _header(out: _Out) -> str:
+    """The chunk's header lines, led by its definition's name in plain words (``Box.into_raw``
+    → ``box into raw``, ``fromFetch`` → ``from fetch``): the model's word pieces read
+    ``newZeroedSlice`` as ``new ##zer ##oed ##sl ##ice``, and a descriptive query is words."""
+    if out.symbol is None:
+        return "\n".join(out.header)
+    return "\n".join((" ".join(name_parts(out.symbol)), *out.header))
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ class Chunk:
     kind: str  # the definition's kind ("function", "method", "class", "struct", "impl", …);
     # "section" for Markdown; "window" for lines outside any definition
     symbol: str | None  # qualified name of the own/enclosing definition, e.g. "A.run"
-    header: str  # context not contained in `text` that locates it (enclosing signatures)
+    header: str  # what locates it beyond `text`: its name in words, enclosing signatures
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,48 @@
+"""What the embedding model reads first for a chunk: its definition's name in plain words
+(``fromFetch`` → ``from fetch``), on real tree-sitter output."""
+
+from __future__ import annotations
+
+import textwrap
+
+from kenning.chunking import chunk_source
+from kenning.indexer import embed_input
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def test_every_definition_chunk_leads_its_model_input_with_its_name_in_words() -> None:
+    text = src(
+        """
+        import { Observable } from './Observable';
+
+        export function fromFetch<T>(input: string): Observable<T> {
+          return new Observable<T>((subscriber) => {
+            subscriber.complete();
+          });
+        }
+
+        const x = 1;
+        """
+    )
+    chunks = chunk_source("fetch.ts", text, "typescript").chunks
+    fn = next(c for c in chunks if c.symbol == "fromFetch")
+    assert fn.header.splitlines()[0] == "from fetch"
+    assert embed_input("fetch.ts", fn.header, fn.text).startswith("fetch.ts\nfrom fetch\nexport function")
+    # Lines outside any definition get no name line.
+    assert all(c.header == "" for c in chunks if c.symbol is None)
+
+
+def test_a_split_members_name_words_come_before_its_owners_signature() -> None:
+    body = "\n".join(f"        let v{i} = self.inner.get({i});" for i in range(40))
+    text = (
+        "impl<T> Box<T> {\n"
+        "    pub fn new_zeroed_slice(len: usize) -> Self {\n" + body + "\n        todo!()\n    }\n\n"
+        "    pub fn into_raw(b: Self) -> *mut T {\n" + body + "\n        todo!()\n    }\n"
+        "}\n"
+    )
+    chunks = chunk_source("boxed.rs", text, "rust").chunks
+    member = next(c for c in chunks if c.symbol == "Box.into_raw")
+    assert member.header.splitlines() == ["box into raw", "impl<T> Box<T>"]
