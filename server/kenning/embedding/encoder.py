@@ -18,6 +18,7 @@ import hashlib
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -119,6 +120,7 @@ class Encoder:
         self._session = session
         self._tokenizer = tokenizer
         self._count_tokenizer = count_tokenizer
+        self._count_lock = threading.Lock()
         self._pad_id = pad_id
         self._inputs = _input_types(session, spec.onnx_path)
         self._output, self._output_rank = _pick_output(session, spec.onnx_path)
@@ -215,7 +217,7 @@ class Encoder:
         """Tokens each text takes as a document (with the document prefix and the special
         tokens), before truncation; compare with ``max_tokens``."""
         prefix = self.spec.document_prefix
-        with self._pool_lock:
+        with self._count_lock:
             # Loaded on first use: only the benchmark counts, and a load costs 45 ms of every start.
             if self._count_tokenizer is None:
                 self._count_tokenizer = _load_tokenizer(self.spec.tokenizer_path, truncate_at=None)
