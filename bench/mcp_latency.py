@@ -127,6 +127,51 @@ def measure(
     return asyncio.run(_measure(ws, search_queries, symbol_queries, rounds, ready_timeout))
 
 
+def summary_rows(m: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """The summary table's MCP rows (no targets: the issue asked for the numbers)."""
+    lat = m["latency_ms"]
+    size = m["answer_chars"]
+    return [
+        (
+            "MCP `search_code` p50 / p95 (ms)",
+            f"{lat['search_code']['p50']:.0f} / {lat['search_code']['p95']:.0f}",
+            "",
+            "",
+        ),
+        (
+            "  MCP default answer ÷ the same hits as plain text (chars)",
+            f"{size['search_code_default'] / max(size['same_hits_plain_text'] or 1, 1):.2f}",
+            "",
+            "",
+        ),
+    ]
+
+
+def markdown(m: dict[str, Any]) -> list[str]:
+    """The MCP section: every tool's latency through the real MCP SDK client over stdio."""
+    lat = m["latency_ms"]
+    size = m["answer_chars"]
+    rows = [
+        f"| `{tool}` | {v['p50']:.1f} | {v['p95']:.1f} | {v['max']:.1f} | {v['n']:.0f} |"
+        for tool, v in lat.items()
+    ]
+    return [
+        "#### `kenning mcp` through the MCP SDK's stdio client (ms, warm)",
+        "",
+        f"{m['chunks']:,} chunks; initialize {m['initialize_ms']:.0f} ms, ready {m['ready_s']:.1f} s after"
+        " start (the index was built before).",
+        "",
+        "| tool | p50 | p95 | max | n |",
+        "|---|---|---|---|---|",
+        *rows,
+        "",
+        f"`search_code`'s default answer is {size['search_code_default']:.0f} characters (median of"
+        f" {size['queries']} queries); JSON {size['search_code_json']:.0f}; the same hits' lines as plain"
+        f" text {size['same_hits_plain_text']:.0f}.",
+        "",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.mcp_latency", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, required=True, help="the corpus (indexed on first use)")

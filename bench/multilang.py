@@ -169,28 +169,29 @@ class Candidates:
     grid point only re-fuses."""
 
     def __init__(self, engine: Any, queries: Sequence[DocQuery]) -> None:
-        import kenning.search as s
+        from kenning.search.dense import dense_candidates
 
         self.engine = engine
         self.conn = engine.db.reader()
         encoder = engine.encoder()
         self.n = 30
         self.dense = {
-            q: s._dense(engine, self.conn, encoder.embed_query(q.query), None, self.n) for q in queries
+            q: dense_candidates(engine, self.conn, encoder.embed_query(q.query), None, self.n)
+            for q in queries
         }
         self.lexical: dict[tuple[float, DocQuery], list[int]] = {}
 
     def ranked(self, qs: Sequence[DocQuery]) -> list[Any]:
-        import kenning.search as s
-        from kenning.search import SearchQuery
+        from kenning.search import SearchQuery, fuse, tuning
+        from kenning.search.bm25 import lexical_candidates
 
         out = []
         for q in qs:
-            key = (s.COMMON_TERM_SHARE, q)
+            key = (tuning.COMMON_TERM_SHARE, q)
             if key not in self.lexical:
-                self.lexical[key] = s._lexical(self.engine, self.conn, q.query, None, self.n)
+                self.lexical[key] = lexical_candidates(self.engine, self.conn, q.query, None, self.n)
             query = SearchQuery(text=q.query, limit=10, mode="hybrid")
-            out.append(s.fuse(self.engine, self.conn, query, q.query, self.dense[q], self.lexical[key]))
+            out.append(fuse(self.engine, self.conn, query, q.query, self.dense[q], self.lexical[key]))
         return out
 
 
@@ -204,8 +205,8 @@ def _point_values(point: dict[str, float]) -> dict[str, float]:
 def tune(langs: Sequence[Lang], grid: dict[str, Sequence[float]]) -> dict[str, Any]:
     """Grid search on the tune halves of every language (mean hybrid MRR@10 over languages and
     query kinds); every language's held-out half reported for the default and the best point."""
-    import kenning.search as s
     from bench import quality
+    from kenning.search import tuning as s
 
     stack = contextlib.ExitStack()
     with stack:

@@ -132,7 +132,7 @@ FUSION_KEYS = ("RRF_K", "DENSE_WEIGHT", "LEXICAL_WEIGHT", "NAME_BOOST", "COMMON_
 
 @contextlib.contextmanager
 def fusion(**values: float) -> Iterator[None]:
-    import kenning.search as s
+    from kenning.search import tuning as s
 
     saved = {k: getattr(s, k) for k in values}
     try:
@@ -145,7 +145,7 @@ def fusion(**values: float) -> Iterator[None]:
 
 
 def current_fusion() -> dict[str, float]:
-    import kenning.search as s
+    from kenning.search import tuning as s
 
     return {k: float(getattr(s, k)) for k in FUSION_KEYS}
 
@@ -159,8 +159,9 @@ def tune(
 ) -> dict[str, Any]:
     """Grid-search the fusion constants on half the queries (hybrid MRR@10); report both
     halves for the defaults and the best point."""
-    import kenning.search as s
-    from kenning.search import SearchQuery
+    from kenning.search import SearchQuery, fuse
+    from kenning.search.bm25 import lexical_candidates
+    from kenning.search.dense import dense_candidates
 
     order = list(range(len(queries)))
     random.Random(seed).shuffle(order)
@@ -170,7 +171,9 @@ def tune(
     conn = engine.db.reader()
     encoder = engine.encoder()
     n = K * 3
-    dense = {q: s._dense(engine, conn, encoder.embed_query(q.query), None, max(n, 30)) for q in queries}
+    dense = {
+        q: dense_candidates(engine, conn, encoder.embed_query(q.query), None, max(n, 30)) for q in queries
+    }
     grid = grid or {
         "COMMON_TERM_SHARE": (0.05, 0.1, 0.2, 0.4),
         "RRF_K": (2, 5, 10, 20, 40),
@@ -193,9 +196,9 @@ def tune(
             for q in qs:
                 key = (share, q)
                 if key not in lexical_cache:
-                    lexical_cache[key] = s._lexical(engine, conn, q.query, None, max(n, 30))
+                    lexical_cache[key] = lexical_candidates(engine, conn, q.query, None, max(n, 30))
                 query = SearchQuery(text=q.query, limit=K, mode="hybrid")
-                ranked.append(s.fuse(engine, conn, query, q.query, dense[q], lexical_cache[key]))
+                ranked.append(fuse(engine, conn, query, q.query, dense[q], lexical_cache[key]))
         return score(ranked, qs).mrr10
 
     now = current_fusion()

@@ -281,6 +281,10 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         from bench.endpoint import summary_rows as endpoint_rows
 
         rows += endpoint_rows(r["endpoint"])
+    if r.get("mcp"):
+        from bench.mcp_latency import summary_rows as mcp_rows
+
+        rows += mcp_rows(r["mcp"])
     sh = r.get("sharing")
     if sh:
         v = sh["ratio"]
@@ -893,6 +897,10 @@ def markdown(r: dict[str, Any]) -> str:
         from bench.endpoint import markdown as endpoint_markdown
 
         parts += endpoint_markdown(r["endpoint"])
+    if r.get("mcp"):
+        from bench.mcp_latency import markdown as mcp_markdown
+
+        parts += mcp_markdown(r["mcp"])
     if r.get("errors"):
         parts += ["#### Steps that failed in this run", "", *(f"- `{e}`" for e in r["errors"]), ""]
     parts.append(END)

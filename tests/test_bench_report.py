@@ -139,3 +139,29 @@ def test_a_failed_scale_step_says_so() -> None:
     assert report.scale_rows(r) == []
     eight = report.markdown(r).split("#### 8.")[1]
     assert "Not measured in this run: scale: MemoryError()" in eight
+
+
+def test_mcp_latency_is_in_the_summary_and_has_its_section() -> None:
+    # Issue 13's MCP numbers were measured but printed nowhere in the run's tables.
+    mcp = {
+        "initialize_ms": 850.0,
+        "ready_s": 2.5,
+        "chunks": 29_447,
+        "latency_ms": {
+            "search_code": _summary(22.0, 56.0),
+            "find_symbol": _summary(3.0, 6.0),
+            "find_similar": _summary(15.0, 30.0),
+            "index_status": _summary(1.0, 2.0),
+        },
+        "answer_chars": {
+            "search_code_default": 2_000.0,
+            "search_code_json": 4_000.0,
+            "same_hits_plain_text": 8_000.0,
+            "queries": 20,
+        },
+    }
+    rows = report.summary_rows(_run(mcp=mcp))
+    assert ("MCP `search_code` p50 / p95 (ms)", "22 / 56", "", "") in rows
+    text = report.markdown(_run(mcp=mcp))
+    assert "#### `kenning mcp` through the MCP SDK's stdio client" in text
+    assert "| `find_similar` | 15.0 | 30.0 | 30.0 | 10 |" in text

@@ -325,49 +325,6 @@ def test_concurrent_embedding_from_two_threads(optimized: Encoder) -> None:
         np.testing.assert_array_equal(got, expected)  # same batches, so bit-equal
 
 
-class OverlapSession:
-    """Wraps an InferenceSession and records how many calls ran at once, at most."""
-
-    def __init__(self, session: Any) -> None:
-        self._session = session
-        self._lock = threading.Lock()
-        self.running = 0
-        self.most = 0
-        self.calls = 0
-
-    def run(self, outputs: Any, feed: dict[str, np.ndarray]) -> Any:
-        with self._lock:
-            self.running += 1
-            self.calls += 1
-            self.most = max(self.most, self.running)
-        try:
-            time.sleep(0.01)  # long enough for a second worker to enter if there is one
-            return self._session.run(outputs, feed)
-        finally:
-            with self._lock:
-                self.running -= 1
-
-
-def test_optimized_runs_single_threaded_calls_side_by_side(
-    optimized: Encoder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # One text per call: each call on one onnxruntime thread, `threads` calls at once.
-    assert optimized.workers == 2
-    assert optimized._session.get_session_options().intra_op_num_threads == 1
-    texts = varied_texts()
-    singles = np.stack([optimized.embed_documents([t])[0] for t in texts])
-    overlap = OverlapSession(optimized._session)
-    monkeypatch.setattr(optimized, "_session", overlap)
-    together = optimized.embed_documents(texts)
-    assert overlap.most == 2 and overlap.calls == len(texts)
-    np.testing.assert_array_equal(together, singles)  # in input order, bit-equal
-    # The original graph batches instead, on intra-op threads.
-    assert Encoder.load(variant="original", threads=2).workers == 1
-    one = Encoder.load(variant="optimized", threads=1)
-    assert one.workers == 1
-    np.testing.assert_array_equal(one.embed_documents(texts), singles)
-
-
 # -- cancellation -----------------------------------------------------------------------------
 
 
@@ -386,28 +343,6 @@ def test_cancellation_between_batches(original: Encoder) -> None:
     with pytest.raises(EmbeddingCancelled):  # polled before the first batch too
         encoder.embed_documents(["one"], should_stop=lambda: True)
     assert encoder.embed_documents(["one"], should_stop=lambda: False).shape == (1, 384)
-
-
-def test_cancellation_stops_the_parallel_calls(optimized: Encoder, monkeypatch: pytest.MonkeyPatch) -> None:
-    overlap = OverlapSession(optimized._session)
-    monkeypatch.setattr(optimized, "_session", overlap)
-    polls = 0
-    lock = threading.Lock()
-
-    def stop_on_fifth() -> bool:
-        nonlocal polls
-        with lock:
-            polls += 1
-            return polls >= 5
-
-    texts = varied_texts()
-    with pytest.raises(EmbeddingCancelled):
-        optimized.embed_documents(texts, should_stop=stop_on_fifth)
-    after = overlap.calls
-    assert 4 <= after < len(texts) and overlap.running == 0  # every started call has ended
-    time.sleep(0.1)
-    assert overlap.calls == after  # and none starts after the cancel returned
-    assert optimized.embed_documents(texts[:3]).shape == (3, 384)
 
 
 # -- the optimised graph ----------------------------------------------------------------------

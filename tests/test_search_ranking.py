@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from kenning import search as s
 from kenning.config import Config
 from kenning.engine import Engine
 from kenning.indexer import update
-from kenning.search import SearchQuery, search
+from kenning.search import SearchQuery, search, tuning
+from kenning.search import fusion as s
 
 
 @pytest.mark.parametrize(
@@ -27,30 +27,30 @@ from kenning.search import SearchQuery, search
     ],
 )
 def test_identifier_like(query: str, expected: bool) -> None:
-    assert s._identifier_like(query) is expected
+    assert s.identifier_like(query) is expected
 
 
 def test_owner_boost_needs_the_owner_named() -> None:
     terms = {"filter", "next", "back"}
-    with_owner = s._name_boost(terms, "Filter.next_back")
-    other_owner = s._name_boost(terms, "Map.next_back")
+    with_owner = s.name_boost(terms, "Filter.next_back")
+    other_owner = s.name_boost(terms, "Map.next_back")
     assert other_owner > 0 and with_owner > other_owner
-    assert with_owner == pytest.approx(other_owner + s.OWNER_BOOST)
+    assert with_owner == pytest.approx(other_owner + tuning.OWNER_BOOST)
     # An owner named only by a term that is in most chunks does not count.
-    assert s._name_boost(terms, "Filter.next_back", owner_terms={"next", "back"}) == other_owner
+    assert s.name_boost(terms, "Filter.next_back", owner_terms={"next", "back"}) == other_owner
     # The owner alone lifts nothing: the name must match first.
-    assert s._name_boost({"filter"}, "Filter.count") == 0.0
+    assert s.name_boost({"filter"}, "Filter.count") == 0.0
 
 
 def test_a_name_part_spells_the_query_word_it_begins() -> None:
     # "Allocate zero-initialized memory": `alloc` is how code spells "allocate".
     terms = {"allocate", "zero", "initialized", "memory"}
-    assert s._name_boost(terms, "alloc_zeroed") > 0
-    assert s._name_boost(terms, "alloc_zeroed") < s._name_boost({"alloc", "zeroed"}, "alloc_zeroed")
+    assert s.name_boost(terms, "alloc_zeroed") > 0
+    assert s.name_boost(terms, "alloc_zeroed") < s.name_boost({"alloc", "zeroed"}, "alloc_zeroed")
     # Parts shorter than NAME_PREFIX_MIN match whole words only ("is" is not "island").
-    assert s._name_boost({"island", "map"}, "is_a") == 0.0
+    assert s.name_boost({"island", "map"}, "is_a") == 0.0
     # A query word does not spell a longer name part it only begins ("zero" is not `zeroed`).
-    assert s._name_boost({"zero"}, "zeroed_page") == 0.0
+    assert s.name_boost({"zero"}, "zeroed_page") == 0.0
 
 
 @pytest.fixture(scope="module")

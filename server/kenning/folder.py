@@ -39,6 +39,8 @@ STATUS_INTERVAL_S = 1.0
 # Without file watching from the client (Neovim on Linux), changes made outside the editor (a
 # git checkout) are found by a quiet incremental scan this often: a stat per file, no writes.
 POLL_INTERVAL_S = 30.0
+# How long a stopping folder waits for a model still loading beside the open (see stop()).
+MODEL_LOAD_JOIN_S = 30.0
 
 
 class Reporter(Protocol):
@@ -85,6 +87,7 @@ class FolderIndex:
         self._stop = False
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"kenning-index-{root.name}", daemon=True)
+        self._model_load: threading.Thread | None = None
         self._last_status = 0.0
         self._last_state = ""
         self.poll_interval: float | None = None
@@ -170,6 +173,10 @@ class FolderIndex:
             self._thread.join(timeout)
         if self._thread.is_alive():
             return
+        if self._model_load is not None:
+            # A process that exits while onnxruntime is still building its session aborts
+            # (SIGABRT): a folder refused at open is stopped within the model's load time.
+            self._model_load.join(MODEL_LOAD_JOIN_S)
         with self._reading:
             # Requests are short (and cancellable); one that outlives this is stuck, and
             # leaving the engine open is better than closing connections under it.
@@ -227,7 +234,10 @@ class FolderIndex:
             # The local model loads (~0.25 s of CPU) while the store opens and the files are
             # checked: SQLite's quick_check, the graph's MAC and onnxruntime's session set-up
             # release the GIL, so on two cores the load is mostly off the path to "ready".
-            threading.Thread(target=self.engine.encoder, name="kenning-model-load", daemon=True).start()
+            self._model_load = threading.Thread(
+                target=self.engine.encoder, name="kenning-model-load", daemon=True
+            )
+            self._model_load.start()
         try:
             self.engine.open()
         except (StoreCorrupt, StoreRefused, OSError) as exc:

@@ -7,12 +7,6 @@ once took the process to 4.7 GB); results come back in input order. The session 
 the optimised graph (``graph.py``, cached by ``cache.py``; one text per call, see
 ``Encoder.max_batch``) or the model as shipped.
 
-One text per call leaves little work inside a call to spread over cores, so the optimised graph
-runs single-threaded calls, ``workers`` texts at a time (``InferenceSession.run`` releases the
-GIL): on two cores that used 11 % less CPU per 256-token chunk than one call on two threads,
-whose threads synchronise (or spin) between the graph's ~100 small operators. A query is one
-short text either way (2.2 ms on one thread, 2.3 ms on two).
-
 Thread-safety: ``embed_documents``/``embed_query``/``count_tokens`` may be called from several
 threads at once. ``InferenceSession.run`` is thread-safe, and the two tokenizers are configured
 once in ``load`` and only read afterwards (``enable_truncation`` mutates a tokenizer).
@@ -20,11 +14,9 @@ once in ``load`` and only read afterwards (``enable_truncation`` mutates a token
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -102,7 +94,6 @@ class Encoder:
     token_budget: int  # at most this many padded tokens per onnxruntime call
     max_batch: int | None  # at most this many texts per call (None: the budget decides);
     # 1 for a graph with dynamically quantised activations, see _max_batch_for
-    workers: int  # texts embedded at once, each call on one thread (1: calls run one by one)
     spec: ModelSpec
 
     def __init__(
@@ -118,7 +109,6 @@ class Encoder:
         variant: str,
         model_id: str,
         max_batch: int | None = None,
-        workers: int = 1,
     ) -> None:
         """Internal: use :meth:`load`."""
         self.spec = spec
@@ -126,13 +116,11 @@ class Encoder:
         self.token_budget = token_budget
         self.variant = variant
         self.max_batch = max_batch
-        self.workers = max(1, workers)
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
         self.model_id = model_id
         self._session = session
         self._tokenizer = tokenizer
         self._count_tokenizer = count_tokenizer
+        self._count_lock = threading.Lock()
         self._pad_id = pad_id
         self._inputs = _input_types(session, spec.onnx_path)
         self._output, self._output_rank = _pick_output(session, spec.onnx_path)
@@ -155,8 +143,7 @@ class Encoder:
         ``variant``: "original" runs the graph as shipped; "optimized" the optimised graph
         (built once and cached; :class:`ModelError` if it cannot be built); "auto" the
         optimised one when it can be had, else the original with a warning.
-        ``threads``: cores to use, 0 = all: onnxruntime intra-op threads for the original
-        graph, texts embedded at once (one thread each) for the optimised one. ``max_tokens``: truncate
+        ``threads``: onnxruntime intra-op threads, 0 = all cores. ``max_tokens``: truncate
         here instead of at the model's maximum. ``token_budget``: at most this many
         (padded) tokens per onnxruntime call.
         """
@@ -178,7 +165,6 @@ class Encoder:
         tokenizer = _load_tokenizer(spec.tokenizer_path, truncate_at=limit)
         pad_id = _pad_id(tokenizer)
         options = _session_options(threads)
-        cores = threads or _cores()
         source_sha = sha256_hex(source)
 
         def make(session: ort.InferenceSession, tag: str, max_batch: int | None = None) -> Encoder:
@@ -192,8 +178,6 @@ class Encoder:
                 variant="original" if tag == ORIGINAL else "optimized",
                 model_id=_model_id(spec, source_sha, tag, limit),
                 max_batch=max_batch,
-                # One text per call: calls in parallel, each on one thread (see the docstring).
-                workers=cores if max_batch == 1 else 1,
             )
 
         encoder: Encoder | None = None
@@ -233,7 +217,7 @@ class Encoder:
         """Tokens each text takes as a document (with the document prefix and the special
         tokens), before truncation; compare with ``max_tokens``."""
         prefix = self.spec.document_prefix
-        with self._pool_lock:
+        with self._count_lock:
             # Loaded on first use: only the benchmark counts, and a load costs 45 ms of every start.
             if self._count_tokenizer is None:
                 self._count_tokenizer = _load_tokenizer(self.spec.tokenizer_path, truncate_at=None)
@@ -249,55 +233,12 @@ class Encoder:
             lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
             # Longest first: the biggest batch runs at once, so memory trouble shows early.
             order = np.argsort(-lengths, kind="stable")
-            batches = plan_batches(lengths[order], self.token_budget, self.max_batch)
-
-            def run(
-                batch: slice, start: int = start, ids: list[list[int]] = ids, order: np.ndarray = order
-            ) -> None:
+            for batch in plan_batches(lengths[order], self.token_budget, self.max_batch):
                 if should_stop is not None and should_stop():
                     raise EmbeddingCancelled("embedding cancelled")
                 rows = order[batch]
                 out[start + rows] = self._run([ids[i] for i in rows])
-
-            if self.workers == 1 or len(batches) == 1:
-                for batch in batches:
-                    run(batch)
-            else:
-                self._run_parallel(run, batches)
         return out
-
-    def _run_parallel(self, run: Callable[[slice], None], batches: list[slice]) -> None:
-        """``run`` every batch on the worker threads; the first error (a cancel) stops the rest
-        and is raised here, after every started call has finished (none writes ``out`` later)."""
-        pool = self._workers_pool()
-        failed = threading.Event()
-
-        def guarded(batch: slice) -> None:
-            if not failed.is_set():
-                try:
-                    run(batch)
-                except BaseException:
-                    failed.set()
-                    raise
-
-        futures = [pool.submit(guarded, b) for b in batches]
-        concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
-        if failed.is_set():
-            for f in futures:
-                f.cancel()
-        concurrent.futures.wait(futures)
-        for f in futures:
-            error = None if f.cancelled() else f.exception()
-            if error is not None:
-                raise error
-
-    def _workers_pool(self) -> concurrent.futures.ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=self.workers, thread_name_prefix="kenning-embed"
-                )
-            return self._pool
 
     def _run(self, batch: list[list[int]]) -> np.ndarray:
         """Pooled (and normalised) vectors of one batch of token id lists."""
@@ -426,14 +367,6 @@ def _session_options(threads: int) -> ort.SessionOptions:
     return options
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):  # not on Linux
-        return os.cpu_count() or 1
-
-
 def _session(model: bytes, options: ort.SessionOptions, path: Path) -> ort.InferenceSession:
     import onnxruntime as ort
 
@@ -510,9 +443,7 @@ def _load_optimized(
     sessions: dict[str, ort.InferenceSession] = {}
 
     def open_candidate(data: bytes) -> None:
-        # One text per call runs on one thread; the encoder runs several such calls at once.
-        one_each = _session_options(1) if _max_batch_for(data) == 1 else options
-        sessions["optimized"] = _session(data, one_each, spec.onnx_path)
+        sessions["optimized"] = _session(data, options, spec.onnx_path)
 
     def build() -> bytes:
         started = time.perf_counter()

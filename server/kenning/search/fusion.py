@@ -1,0 +1,145 @@
+"""Fusing the two halves: weighted reciprocal rank fusion plus a boost for query words that
+name the chunk's definition; then hits, without duplicate texts or overlapping spans.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import sqlite3
+from collections.abc import Sequence
+
+from kenning.engine import Engine
+from kenning.lexical import name_parts, query_terms
+from kenning.search import tuning
+from kenning.search.bm25 import rare_terms
+from kenning.search.preview import preview, utf16_len
+from kenning.search.types import Hit, SearchQuery
+from kenning.store.rows import ChunkRow
+from kenning.workspace import stored_path_is_plain
+
+log = logging.getLogger("kenning.search")
+
+
+_CODE_WORD = re.compile(r"_*[A-Za-z]\w*?(?:(?:_|\.|::)\w+|[a-z0-9][A-Z]\w*)")
+
+
+def identifier_like(text: str) -> bool:
+    """One word, or at most three with one shaped like code (``snake_case``, ``camelCase``,
+    ``a.b``, ``A::b``)."""
+    words = text.split()
+    if len(words) == 1:
+        return True
+    return 0 < len(words) <= 3 and any(_CODE_WORD.fullmatch(w.strip("`()")) for w in words)
+
+
+def is_boilerplate(row: ChunkRow) -> bool:
+    return row.kind in tuning.BOILERPLATE_KINDS
+
+
+def spelled(part: str, terms: set[str]) -> bool:
+    if part in terms:
+        return True
+    return len(part) >= tuning.NAME_PREFIX_MIN and any(term.startswith(part) for term in terms)
+
+
+def name_boost(terms: set[str], symbol: str | None, owner_terms: set[str] | None = None) -> float:
+    """Query words that spell the definition's name; ``owner_terms`` (default ``terms``): the
+    words that may name its owner."""
+    if not symbol or not terms:
+        return 0.0
+    owner, _, leaf = symbol.rpartition(".")
+    parts = set(name_parts(leaf))
+    if not parts:
+        return 0.0
+    common = sum(1 for part in parts if spelled(part, terms))
+    # Half the name at least: "marker" alone must not lift `bom_marker_fn` over the chunk that
+    # holds the exact identifier the user typed.
+    if common * 2 < len(parts):
+        return 0.0
+    boost: float = tuning.NAME_BOOST * (common / len(parts)) * math.sqrt(common / len(terms))
+    if owner and tuning.OWNER_BOOST:
+        # `Filter next_back`: the owner's name tells same-named methods of sibling types apart.
+        owner_parts = set(name_parts(owner.rsplit(".", 1)[-1]))
+        if owner_parts and owner_parts <= (terms if owner_terms is None else owner_terms):
+            boost += tuning.OWNER_BOOST
+    return boost
+
+
+def fuse(
+    engine: Engine,
+    conn: sqlite3.Connection,
+    query: SearchQuery,
+    text: str,
+    dense: Sequence[tuple[int, float]],
+    lexical: Sequence[int],
+    *,
+    keep_boilerplate: bool = False,
+) -> list[Hit]:
+    assert engine.db is not None
+    ids = list(dict.fromkeys([*(cid for cid, _ in dense), *lexical]))
+    rows = engine.db.chunks_by_id(ids, conn)
+    if not keep_boilerplate:
+        # Import blocks and licence headers stay lexically findable, but their vectors sit
+        # close to many descriptive queries while saying nothing about what the code does.
+        dense = [(cid, sim) for cid, sim in dense if cid in rows and not is_boilerplate(rows[cid])]
+        ids = list(dict.fromkeys([*(cid for cid, _ in dense), *lexical]))
+    dense_rank = {cid: i + 1 for i, (cid, _) in enumerate(dense)}
+    dense_sim = dict(dense)
+    lexical_rank = {cid: i + 1 for i, cid in enumerate(lexical)}
+    terms = query_terms(text)
+    term_set = set(terms)
+    # A typed identifier (`parseHttpHeader`, `Filter next_back`) is what BM25 over split
+    # identifiers finds best; a sentence is where the dense half leads.
+    lexical_weight = tuning.IDENTIFIER_LEXICAL_WEIGHT if identifier_like(text) else tuning.LEXICAL_WEIGHT
+    owner_terms = rare_terms(engine, conn, terms) if tuning.OWNER_BOOST and terms else set()
+    scored: list[tuple[float, ChunkRow]] = []
+    for cid in ids:
+        row = rows.get(cid)
+        if row is None:  # deleted since the candidate lists were made
+            continue
+        if query.mode == "semantic":
+            score = dense_sim[cid]
+        else:
+            score = 0.0
+            if cid in dense_rank:
+                score += tuning.DENSE_WEIGHT / (tuning.RRF_K + dense_rank[cid])
+            if cid in lexical_rank:
+                score += lexical_weight / (tuning.RRF_K + lexical_rank[cid])
+            score += name_boost(term_set, row.symbol, owner_terms)
+        scored.append((score, row))
+    scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].start_line))
+    hits: list[Hit] = []
+    seen_text: set[int] = set()
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for score, row in scored:
+        if not stored_path_is_plain(row.path):
+            log.warning("a stored chunk names the path %r, which kenning never writes; left out", row.path)
+            continue
+        digest = hash(row.text)
+        if digest in seen_text:
+            continue
+        if any(s <= row.end_line and row.start_line <= e for s, e in spans.get(row.path, [])):
+            continue
+        seen_text.add(digest)
+        spans.setdefault(row.path, []).append((row.start_line, row.end_line))
+        hits.append(
+            Hit(
+                chunk_id=row.id,
+                path=row.path,
+                start_line=row.start_line,
+                end_line=row.end_line,
+                score=round(score, 6),
+                preview=preview(row.text, terms),
+                symbol=row.symbol,
+                kind=row.kind,
+                language=row.language,
+                dense_rank=dense_rank.get(row.id),
+                lexical_rank=lexical_rank.get(row.id),
+                end_character=utf16_len(row.text.rsplit("\n", 1)[-1]),
+            )
+        )
+        if len(hits) == query.limit:
+            break
+    return hits

@@ -1,0 +1,41 @@
+"""The ranking's tunable constants, in one place.
+
+Every reader spells them ``tuning.NAME``, read at call time, so ``bench.quality`` and
+``bench.multilang`` can set them for a grid search; the measurements behind each value sit
+beside it.
+"""
+
+from __future__ import annotations
+
+# Tuned with `python -m bench` (docstring-first-sentence queries against the docstring-free
+# standard library, 27k chunks): RRF_K 20 -> 5 raised hybrid MRR@10 from 0.463 to 0.478 on 300
+# queries and by 0.015-0.018 on held-out halves; the other constants were already at their best.
+RRF_K = 5
+DENSE_WEIGHT = 1.0
+LEXICAL_WEIGHT = 0.7
+NAME_BOOST = 1.0 / (RRF_K + 1)
+# Tuned with `python -m bench.multilang` (Go, Rust and TypeScript standard-library-sized
+# samples, held-out halves; docs/performance.md): for queries shaped like identifiers (see
+# _identifier_like) the lexical half weighs 1.4 (identifier MRR@10 on held-out halves: Go
+# 0.916 -> 0.924, Rust 0.748 -> 0.771, TypeScript 0.812 -> 0.872 with the owner boost below).
+IDENTIFIER_LEXICAL_WEIGHT = 1.4
+# Added to the name boost when the query names the definition's owner (type, class, receiver)
+# by a term that is not in most chunks: Rust descriptive held-out 0.331 -> 0.356, no language
+# lower by more than 0.003.
+OWNER_BOOST = 0.1
+# A name part at least this long also spells a query word it begins: code abbreviates what a
+# sentence spells out (`uninit` / "uninitialized", `alloc` / "allocator", `buf` / "buffer").
+# Descriptive MRR@10 (tune/held-out halves, bench.multilang): Python 0.527/0.649 ->
+# 0.535/0.660, Go 0.635/0.542 -> 0.651/0.554, Rust 0.415/0.343 -> 0.431/0.389; identifiers equal.
+NAME_PREFIX_MIN = 3
+# Chunk kinds the chunker gives import-only windows and licence/preamble comments: left out of
+# the dense half and of Find Similar (unless the selection is one), still found lexically.
+BOILERPLATE_KINDS = frozenset({"imports", "preamble"})
+# A term in more than this share of chunks ranks nothing and makes bm25 score every chunk.
+COMMON_TERM_SHARE = 0.2
+COMMON_TERM_MIN_CHUNKS = 500  # in a small index every term is cheap, and dropping one hurts
+# bm25 scores every chunk that matches any term, so the lexical half costs about half a
+# microsecond per posting. Past this many postings the most common of the remaining terms are
+# dropped too (the rarest always stays): a long descriptive query against 100k chunks stays
+# near what it costs against 20k.
+LEXICAL_POSTINGS_BUDGET = 7_500
