@@ -441,7 +441,8 @@ def scale_markdown(r: dict[str, Any]) -> list[str]:
         f"{b['symbols']:,} symbols; vectors: {b['exact']:,} exact, {b['perturbed']:,} perturbed. "
         + CONSTRUCTION
         + f" Built in {b['total_s']:.0f} s: files written {b['write_s']:.0f} s, scan {b['scan_s']:.0f} s, "
-        f"vectors seeded {b['seed_s']:.0f} s, HNSW graph built and saved {b['graph_s']:.0f} s.",
+        f"vectors seeded {b['seed_s']:.0f} s, HNSW graph built and saved {b['graph_s']:.0f} s"
+        + (f" (the tree built at {b.get('built_at')}, reused by this run)." if b.get("reused") else "."),
         "",
         "Queries: the latency step's (docstring sentences and identifiers), over LSP, warm; the "
         f"filter selects {sc['filter']['chunks']:,} of {sc['filter']['total']:,} chunks. The rebuild: "

@@ -14,6 +14,7 @@ then what a user of a large monorepo asks first, all over LSP or as a user types
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import time
@@ -32,14 +33,33 @@ def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def build_tree(base_root: Path, base_db: Path, dest: Path, target: int) -> dict[str, Any]:
-    """The base corpus plus ``copy<N>/`` replicas up to ``target`` chunks, indexed by kenning."""
+def build_tree(base_root: Path, base_db: Path, dest: Path, target: int, *, reuse: bool) -> dict[str, Any]:
+    """The base corpus plus ``copy<N>/`` replicas up to ``target`` chunks, indexed by kenning.
+
+    With ``reuse`` a tree this function finished before (for the same target) is kept, and what
+    its build took is read back: at a million chunks the build is most of an hour, and the
+    measurements after it can then be repeated on new code. The record sits beside the tree, not
+    in it, and is written only once the build is complete."""
+    record = dest.with_name(dest.name + ".built.json")
+    if reuse and record.exists() and (dest / ".kenning").is_dir():
+        built: dict[str, Any] = json.loads(record.read_text())
+        if built.get("target") == target:
+            log(f"scale: reusing the tree built at {built.get('built_at')} ({record})")
+            return {**built, "reused": True}
+    record.unlink(missing_ok=True)
     shutil.rmtree(dest, ignore_errors=True)
     started = time.perf_counter()
     copies = seeded.write_replicas(base_root, dest, seeded.chunk_counts(base_db), target)
     written = time.perf_counter() - started
-    built = seeded.build(dest, base_db)
-    return {"copies": copies, "write_s": written, **built}
+    built = {
+        "copies": copies,
+        "write_s": written,
+        **seeded.build(dest, base_db),
+        "target": target,
+        "built_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    record.write_text(json.dumps(built))
+    return built
 
 
 def rebuild_under_queries(ws: Path, queries: Sequence[str]) -> dict[str, Any]:
@@ -102,7 +122,7 @@ def measure(
     out = {} if out is None else out
     out["target"] = target
     log(f"scale: writing and indexing ~{target:,} chunks at {ws}")
-    out["built"] = build_tree(base_root, base_db, ws, target)
+    out["built"] = build_tree(base_root, base_db, ws, target, reuse=keep)
     b = out["built"]
     log(
         f"scale: {b['files']:,} files, {b['chunks']:,} chunks, {b['symbols']:,} symbols;"
@@ -121,4 +141,5 @@ def measure(
     out["rebuild"] = rebuild_under_queries(ws, queries)
     if not keep:
         shutil.rmtree(ws, ignore_errors=True)
+        ws.with_name(ws.name + ".built.json").unlink(missing_ok=True)
     return out
