@@ -5,8 +5,8 @@ One connection writes (the indexer's thread); every other thread reads through i
 so readers see a consistent WAL snapshot and never block the writer.
 
 This module owns opening, authenticating and closing the database and its connections; the
-layout is in ``schema``, the row types in ``rows``, the writes in ``writes`` and the reads in
-``queries`` (both mixed into :class:`Database`).
+layout is in ``schema``, the row types in ``rows``, the writes in ``writes``, the reads in
+``queries`` and those only a search makes in ``search_rows`` (all mixed into :class:`Database`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kenning.store.queries import Queries
 from kenning.store.schema import SCHEMA, SCHEMA_VERSION, STORE_AUTH
+from kenning.store.search_rows import SearchReads
 from kenning.store.trust import same_mac
 from kenning.store.writes import Writes
 from kenning.types import KenningError
@@ -134,7 +135,7 @@ def _token_problem(conn: sqlite3.Connection, token: str) -> str | None:
     return None
 
 
-class Database(Writes, Queries):
+class Database(Writes, Queries, SearchReads):
     """Typed access to the store's SQLite file.
 
     ``writer`` is for the one thread that indexes; ``reader()`` gives each other thread a
