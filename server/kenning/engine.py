@@ -39,6 +39,7 @@ from kenning.types import IndexState
 if TYPE_CHECKING:
     from kenning.embedding import Encoder
     from kenning.embedding.shared import ModelCache
+    from kenning.search.hybrid import Searcher
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,9 @@ class Engine:
         # The user-level embedding cache for this engine's model (opened by the indexer).
         self.shared_cache: ModelCache | None = None
         self.shared_cache_error: str | None = None
+        # This engine's searches and their caches (kenning.search), made on the first one.
+        self._searcher: Searcher | None = None
+        self._searcher_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -212,6 +216,10 @@ class Engine:
             self.shared_cache.flush()
             self.shared_cache.cache.close()
             self.shared_cache = None
+        with self._searcher_lock:
+            searcher, self._searcher = self._searcher, None
+        if searcher is not None:
+            searcher.close()
         self._lock.release()
 
     def __enter__(self) -> Engine:
@@ -219,6 +227,16 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def searcher(self) -> Searcher:
+        """What searches this index and keeps their caches (made on first use, closed with the
+        engine). Imported here: ``kenning.search`` is built on the engine, not the other way."""
+        with self._searcher_lock:
+            if self._searcher is None:
+                from kenning.search.hybrid import Searcher
+
+                self._searcher = Searcher(self)
+            return self._searcher
 
     def store_lost(self) -> str | None:
         """Why the open store is no longer the one at its place (deleted, as by ``git clean

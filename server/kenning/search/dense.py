@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from kenning.engine import Engine
-from kenning.search.filters import filter_cache
 from kenning.search.types import SearchCancelled, SearchResponse
 from kenning.store.vectors import EXACT_SEARCH_LIMIT
 from kenning.types import ShouldStop
@@ -28,22 +27,15 @@ def dense_candidates(
 ) -> list[tuple[int, float]]:
     assert engine.db is not None and engine.vectors is not None
     if file_ids is not None and not exclude:
-        cached = filter_cache(engine).vectors(engine, file_ids)
+        cached = engine.searcher().filters.vectors(engine, file_ids)
         if cached is not None:
             return top(qvec, *cached, n)
     if file_ids is not None:
-        candidates = [
-            int(r[0])
-            for r in conn.execute(
-                "SELECT id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?))",
-                ("[" + ",".join(map(str, file_ids)) + "]",),
-            )
-        ]
-        candidates = [c for c in candidates if c not in exclude]
+        candidates = [c for c in engine.db.chunk_ids_in_files(file_ids, conn) if c not in exclude]
         if len(candidates) <= EXACT_SEARCH_LIMIT:
             found = engine.db.vectors_for(candidates, conn)
             if not exclude and len(found[0]) == len(candidates):  # all embedded: keep them
-                filter_cache(engine).keep_vectors(file_ids, found)
+                engine.searcher().filters.keep_vectors(file_ids, found)
             return top(qvec, *found, n)
         allowed = set(candidates)
         fetch = min(len(engine.vectors), max(n * 4, 64) * max(1, len(engine.vectors) // len(allowed)))

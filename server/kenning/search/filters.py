@@ -1,10 +1,9 @@
-"""The path / language / extension filters: the file ids they leave, cached per engine generation."""
+"""The path / language / extension filters: the file ids they leave, cached per engine generation
+in the engine's :class:`~kenning.search.hybrid.Searcher`."""
 
 from __future__ import annotations
 
 import sqlite3
-import threading
-import weakref
 
 import numpy as np
 
@@ -46,38 +45,25 @@ class FilterCache:
         self.vector_sets[file_ids] = found
 
 
-# Owned per engine object (weakly: a closed folder's cache goes with its engine). Keyed by
-# id(engine) before, a folder reopened at the same address got another folder's file ids.
-_caches: weakref.WeakKeyDictionary[Engine, FilterCache] = weakref.WeakKeyDictionary()
-_caches_lock = threading.Lock()
-
-
-def filter_cache(engine: Engine) -> FilterCache:
-    with _caches_lock:
-        cache = _caches.get(engine)
-        if cache is None:
-            cache = _caches[engine] = FilterCache()
-        return cache
-
-
 def filtered_file_ids(engine: Engine, conn: sqlite3.Connection, query: SearchQuery) -> frozenset[int] | None:
     if not (query.paths or query.languages or query.extensions):
         return None
+    assert engine.db is not None
     key = (query.paths, query.languages, query.extensions)
-    cache = filter_cache(engine)
+    cache = engine.searcher().filters
     cached = cache.get(engine, key)
     if cached is not None:
         return cached
-    rows = conn.execute("SELECT id, path, language FROM files WHERE skip_reason IS NULL").fetchall()
+    rows = engine.db.indexed_files(conn)
     if query.languages:
         langs = set(query.languages)
-        rows = [r for r in rows if r[2] in langs]
+        rows = [r for r in rows if r.language in langs]
     if query.extensions:
         exts = tuple("." + e.lstrip(".").lower() for e in query.extensions)
-        rows = [r for r in rows if r[1].lower().endswith(exts)]
+        rows = [r for r in rows if r.path.lower().endswith(exts)]
     if query.paths:
         spec = path_spec(query.paths)
-        rows = [r for r in rows if spec.match_file(r[1])]
-    ids = frozenset(int(r[0]) for r in rows)
+        rows = [r for r in rows if spec.match_file(r.path)]
+    ids = frozenset(r.id for r in rows)
     cache.sets[key] = ids
     return ids

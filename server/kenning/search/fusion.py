@@ -76,7 +76,10 @@ def fuse(
     lexical: Sequence[int],
     *,
     keep_boilerplate: bool = False,
+    total: int | None = None,
 ) -> list[Hit]:
+    """The hits, best first. ``total``: the highest chunk id, read once per query by the caller
+    (read here when not given and needed)."""
     assert engine.db is not None
     ids = list(dict.fromkeys([*(cid for cid, _ in dense), *lexical]))
     rows = engine.db.chunks_by_id(ids, conn)
@@ -93,7 +96,11 @@ def fuse(
     # A typed identifier (`parseHttpHeader`, `Filter next_back`) is what BM25 over split
     # identifiers finds best; a sentence is where the dense half leads.
     lexical_weight = tuning.IDENTIFIER_LEXICAL_WEIGHT if identifier_like(text) else tuning.LEXICAL_WEIGHT
-    owner_terms = rare_terms(engine, conn, terms) if tuning.OWNER_BOOST and terms else set()
+    owner_terms: set[str] = set()
+    if tuning.OWNER_BOOST and terms:
+        if total is None:
+            total = engine.db.max_chunk_id(conn)
+        owner_terms = rare_terms(engine, conn, terms, total)
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
         row = rows.get(cid)
