@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
 from kenning.languages import is_known_language
+from kenning.lsp.positions import utf16_len
 from kenning.query import MAX_QUERY_CHARS, SearchMode, limit_problem, mode_problem, query_text_problem
 from kenning.search import Hit, SearchError, SearchQuery, path_spec
 from kenning.types import IndexState, KenningError
@@ -236,7 +237,7 @@ def hit_to_wire(hit: Hit, uri: str) -> SearchHit:
         "uri": uri,
         "range": {
             "start": {"line": hit.start_line - 1, "character": 0},
-            "end": {"line": last_line, "character": hit.end_character},
+            "end": {"line": last_line, "character": utf16_len(hit.last_line)},
         },
         "score": hit.score,
         "preview": hit.preview,

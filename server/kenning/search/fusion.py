@@ -14,7 +14,7 @@ from kenning.engine import Engine
 from kenning.lexical import name_parts, query_terms
 from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
-from kenning.search.preview import preview, utf16_len
+from kenning.search.preview import preview
 from kenning.search.types import Hit, SearchQuery
 from kenning.store.rows import ChunkRow
 from kenning.workspace import stored_path_is_plain
@@ -144,7 +144,7 @@ def fuse(
                 language=row.language,
                 dense_rank=dense_rank.get(row.id),
                 lexical_rank=lexical_rank.get(row.id),
-                end_character=utf16_len(row.text.rsplit("\n", 1)[-1]),
+                last_line=row.text.rsplit("\n", 1)[-1],
             )
         )
         if len(hits) == query.limit:

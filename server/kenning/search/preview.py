@@ -1,4 +1,4 @@
-"""The few lines of a hit shown in a result list, around the query's words; LSP columns."""
+"""The few lines of a hit shown in a result list, around the query's words."""
 
 from __future__ import annotations
 
@@ -41,7 +41,3 @@ def _window(line: str, terms: Sequence[str]) -> str:
     start = max(0, min(at - PREVIEW_CHARS // 3, len(line) - (PREVIEW_CHARS - 2)))
     piece = line[start : start + PREVIEW_CHARS - 2]
     return ("…" if start else "") + piece + ("…" if start + len(piece) < len(line) else "")
-
-
-def utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2

@@ -43,7 +43,14 @@ class Hit:
     language: str
     dense_rank: int | None
     lexical_rank: int | None
-    end_character: int = 0  # length of the last line in UTF-16 units (LSP columns)
+    # The text of the hit's last line: its range ends at the end of it. Each protocol measures
+    # it in its own units (the LSP layer in UTF-16 code units; ``end_column`` in code points).
+    last_line: str = ""
+
+    @property
+    def end_column(self) -> int:
+        """Where the hit's range ends on its last line, in code points."""
+        return len(self.last_line)
 
 
 @dataclass(slots=True)
