@@ -1,4 +1,5 @@
-"""Running a request's work off the event loop: cancellable, and safe against a closing folder."""
+"""Serving a request: its params parsed (a bad field answered -32602), its work run off the event
+loop, cancellable and safe against a closing folder."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from pygls.exceptions import JsonRpcInvalidParams
 
 from kenning.folder import FolderIndex
+from kenning.lsp import protocol as P
 from kenning.lsp.server import KenningServer
 from kenning.search import SearchCancelled, SearchError
 from kenning.store.db import StoreClosed
@@ -25,6 +29,15 @@ class FolderClosed(Exception):
 
 
 _R = TypeVar("_R")
+
+
+def parse_params(ls: KenningServer, parse: Callable[[Any, int], _R], params: Any) -> _R:
+    """``parse(params, max_results)`` (one of ``protocol``'s parsers, with the user's result
+    cap); its ``InvalidParams`` becomes the -32602 reply, whose message names the field."""
+    try:
+        return parse(params, ls.options.max_results)
+    except P.InvalidParams as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from kenning.folder import FolderIndex
 from kenning.lsp import protocol as P
-from kenning.lsp.requests import FolderClosed, run_cancellable, unless_closed
+from kenning.lsp.requests import FolderClosed, parse_params, run_cancellable, unless_closed
 from kenning.lsp.server import KenningServer, server
 from kenning.search import SearchCancelled, SearchError, SearchResponse, search, similar
 from kenning.workspace import (
@@ -50,10 +50,7 @@ def _merged(
 
 @server.feature(P.SEMANTIC_SEARCH)
 async def on_semantic_search(ls: KenningServer, params: Any) -> dict[str, Any]:
-    try:
-        query = P.parse_search_params(params, ls.options.max_results)
-    except P.InvalidParams as exc:
-        raise JsonRpcInvalidParams(str(exc)) from None
+    query = parse_params(ls, P.parse_search_params, params)
     if not query.text.strip():
         return {"results": [], "index": ls.index_summary()}
 
@@ -78,10 +75,7 @@ async def on_semantic_search(ls: KenningServer, params: Any) -> dict[str, Any]:
 
 @server.feature(P.SIMILAR)
 async def on_similar(ls: KenningServer, params: Any) -> dict[str, Any]:
-    try:
-        req = P.parse_similar_params(params, ls.options.max_results)
-    except P.InvalidParams as exc:
-        raise JsonRpcInvalidParams(str(exc)) from None
+    req = parse_params(ls, P.parse_similar_params, params)
     found = ls.locate(req.uri)
     if found is None:
         raise JsonRpcInvalidParams("textDocument.uri is not a file inside a workspace folder")
