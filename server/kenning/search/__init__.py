@@ -7,14 +7,16 @@ match nearly every chunk dropped when the query has others. Ranks are fused with
 reciprocal rank fusion plus a boost for query words that name the chunk's definition.
 
 One module per stage: ``types`` (the query, its checks, hits), ``filters``, ``bm25`` (the
-lexical half), ``dense`` (the dense half), ``fusion`` and ``preview``, ``hybrid`` (``search``
-and ``similar``); the ranking's constants live in ``tuning``.
+lexical half), ``dense`` (the dense half), ``fusion`` and ``preview``, ``hybrid`` (the
+:class:`Searcher` each engine owns, holding the caches and threads that outlive one query, and
+``search`` / ``similar``, which run through it); the ranking's constants live in ``tuning``. The
+SQL is the store's; positions are lines and code points (the LSP layer converts to UTF-16).
 """
 
 from __future__ import annotations
 
 from kenning.search.fusion import fuse
-from kenning.search.hybrid import search, similar
+from kenning.search.hybrid import Searcher, search, similar
 from kenning.search.types import (
     Hit,
     SearchCancelled,
@@ -31,6 +33,7 @@ __all__ = [
     "SearchError",
     "SearchQuery",
     "SearchResponse",
+    "Searcher",
     "fuse",
     "path_spec",
     "search",
