@@ -23,6 +23,7 @@ from kenning.languages import language_for_path
 from kenning.store.rows import FileRow
 from kenning.types import ShouldStop
 from kenning.workspace import (
+    Discovery,
     FileEntry,
     SkipReason,
     discover,
@@ -76,7 +77,6 @@ def _scan(
     assert db is not None and not engine.read_only
     started = time.monotonic()
     report = ScanReport()
-    config = engine.config
     known = db.all_files()
     if paths is not None:
         paths = list(paths)
@@ -86,16 +86,8 @@ def _scan(
     # a full scan that finishes records the new version.
     rechunk = db.get_meta(CHUNKER_VERSION_KEY) != str(CHUNKER_VERSION)
     if paths is None:
-        found = discover(
-            engine.root,
-            store_dir=engine.store_dir,
-            exclude=config.exclude,
-            max_file_size=config.max_file_size,
-            exclude_dirs=exclude_dirs,
-        )
+        found, stat_skips = _discover(engine, exclude_dirs)
         entries: list[FileEntry] = found.files
-        # Stored paths are text (see workspace.path_to_text); discovery's are file names.
-        stat_skips = {path_to_text(p): r for p, r in found.skipped.items()}
         present = {path_to_text(e.path) for e in entries}
         gone = [row.id for p, row in known.items() if p not in present and p not in stat_skips]
         report.note = found.note
@@ -152,6 +144,24 @@ def _scan(
     return report
 
 
+def _discover(
+    engine: Engine, exclude_dirs: Sequence[str], paths: Sequence[str] | None = None
+) -> tuple[Discovery, dict[str, SkipReason]]:
+    """The files that belong to the index (all, or at and below ``paths``) under the engine's
+    settings, and the ones skipped keyed by their stored text path (see ``path_to_text``;
+    discovery's paths are file names)."""
+    config = engine.config
+    found = discover(
+        engine.root,
+        store_dir=engine.store_dir,
+        exclude=config.exclude,
+        max_file_size=config.max_file_size,
+        exclude_dirs=exclude_dirs,
+        paths=paths,
+    )
+    return found, {path_to_text(p): r for p, r in found.skipped.items()}
+
+
 def _changed(report: ScanReport) -> bool:
     return bool(report.files_changed or report.files_deleted or report.files_written)
 
@@ -167,16 +177,7 @@ def _entries_for(
     a few stats, not a full discovery.
     """
     wanted = sorted(set(paths))
-    config = engine.config
-    found = discover(
-        engine.root,
-        store_dir=engine.store_dir,
-        exclude=config.exclude,
-        max_file_size=config.max_file_size,
-        exclude_dirs=exclude_dirs,
-        paths=wanted,
-    )
-    skips = {path_to_text(p): r for p, r in found.skipped.items()}
+    found, skips = _discover(engine, exclude_dirs, wanted)
     present = {path_to_text(e.path) for e in found.files} | set(skips)
     wanted_text = {path_to_text(p).strip("/") for p in wanted}
     affected = [known[w] for w in wanted_text if w in known]
