@@ -121,8 +121,3 @@ async def client(lsp_client: LanguageClient):
     """The real `kenning serve` over stdio, one per test; each test starts its own session."""
     yield
     await asyncio.wait_for(lsp_client.shutdown_session(), 30)
-
-
-def top_uri(result: dict[str, Any]) -> str:
-    """The first result's file, from a ``workspace/semanticSearch`` answer."""
-    return result["results"][0]["uri"]

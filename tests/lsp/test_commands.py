@@ -15,14 +15,7 @@ from pytest_lsp import LanguageClient
 
 from tests.conftest import FILES, write_workspace
 
-from .conftest import (
-    request,
-    search,
-    start_session,
-    statuses,
-    wait_for_status,
-    wait_ready,
-)
+from .conftest import request, search, start_session, statuses, wait_for_status, wait_ready
 
 
 async def test_similar_and_commands(client: LanguageClient, workspace: Path) -> None:

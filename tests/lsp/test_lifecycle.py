@@ -13,12 +13,7 @@ from pytest_lsp import LanguageClient
 
 from tests.conftest import FILES, write_workspace
 
-from .conftest import (
-    search,
-    start_session,
-    statuses,
-    wait_ready,
-)
+from .conftest import search, start_session, statuses, wait_ready
 
 
 async def test_initialize_progress_and_ready(client: LanguageClient, workspace: Path) -> None:

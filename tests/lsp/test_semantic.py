@@ -15,14 +15,7 @@ from pytest_lsp import LanguageClient
 
 from tests.conftest import write_workspace
 
-from .conftest import (
-    REQUEST_TIMEOUT,
-    request,
-    search,
-    start_session,
-    wait_for_status,
-    wait_ready,
-)
+from .conftest import REQUEST_TIMEOUT, request, search, start_session, wait_for_status, wait_ready
 
 
 async def test_semantic_search_results(client: LanguageClient, workspace: Path) -> None:

@@ -10,11 +10,7 @@ from bench.lspclient import RawServer
 from lsprotocol import types as T
 from pytest_lsp import LanguageClient
 
-from .conftest import (
-    REQUEST_TIMEOUT,
-    start_session,
-    wait_ready,
-)
+from .conftest import REQUEST_TIMEOUT, start_session, wait_ready
 
 
 async def test_workspace_symbol_fuzzy_and_nested(client: LanguageClient, workspace: Path) -> None:

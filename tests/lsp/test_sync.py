@@ -9,11 +9,7 @@ from pathlib import Path
 from lsprotocol import types as T
 from pytest_lsp import LanguageClient
 
-from .conftest import (
-    search,
-    start_session,
-    wait_ready,
-)
+from .conftest import search, start_session, wait_ready
 
 
 async def test_did_save_updates_results(client: LanguageClient, workspace: Path) -> None:
