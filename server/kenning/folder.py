@@ -252,6 +252,7 @@ class FolderIndex:
             self.engine.state = "ready"
             self.engine.state_message = self.engine.read_only_reason
             self._emit_status(force=True)
+            self.symbols.warm()
             return  # another process keeps this index current; we only read it
         self._emit_status(force=True)
         while True:
@@ -369,6 +370,7 @@ class FolderIndex:
             )
             if scanned.note:
                 engine.state_message = scanned.note  # an empty index says why (status, CLI)
+            self.symbols.warm()  # the scan wrote every symbol: index them off the query path
             if should_stop():
                 end_message = "cancelled: lexical search works; run kenning.reindex to resume"
                 engine.state = "embedding" if engine.status().pending else "ready"

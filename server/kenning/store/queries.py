@@ -290,6 +290,46 @@ class Queries:
             )
         )
 
+    def symbol_file_paths(self, conn: sqlite3.Connection | None = None) -> dict[int, str]:
+        """Every indexed file's id and path, for resolving symbols' paths once per file."""
+        return {int(r[0]): str(r[1]) for r in self._r(conn).execute("SELECT id, path FROM files")}
+
+    def symbol_file_paths_of(
+        self, file_ids: Iterable[int], conn: sqlite3.Connection | None = None
+    ) -> dict[int, str]:
+        """``symbol_file_paths`` for the given files only."""
+        rows = self._r(conn).execute(
+            "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(?))", (_json_ints(file_ids),)
+        )
+        return {int(r[0]): str(r[1]) for r in rows}
+
+    def symbol_columns(self, conn: sqlite3.Connection | None = None) -> Iterator[tuple[Any, ...]]:
+        """Every symbol as ``(id, file_id, name, kind, container, start_line, end_line,
+        name_line, name_col)``, by id: one scan of the symbols table, no join: paths are
+        resolved once per file (``symbol_file_paths``), not looked up and handed over once per
+        symbol (716,781 times at a million chunks)."""
+        return iter(
+            self._r(conn).execute(
+                "SELECT id, file_id, name, kind, container, start_line, end_line, name_line, name_col"
+                " FROM symbols ORDER BY id"
+            )
+        )
+
+    def symbols_matching(
+        self, pattern: str, prefix: str, limit: int, conn: sqlite3.Connection | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Up to ``limit`` symbols whose name is ``LIKE pattern`` (escape ``\\``), names that
+        are ``LIKE prefix`` first, then shortest: the interim answer while the fuzzy index
+        builds. Rows as ``symbol_columns`` gives them."""
+        return list(
+            self._r(conn).execute(
+                "SELECT id, file_id, name, kind, container, start_line, end_line, name_line, name_col"
+                " FROM symbols WHERE name LIKE ? ESCAPE '\\'"
+                " ORDER BY name LIKE ? ESCAPE '\\' DESC, length(name), name, id LIMIT ?",
+                (pattern, prefix, limit),
+            )
+        )
+
     def term_doc_counts(self, terms: Sequence[str], conn: sqlite3.Connection | None = None) -> dict[str, int]:
         if not terms:
             return {}
