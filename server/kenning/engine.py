@@ -24,6 +24,7 @@ from kenning.embedding.backend import EmbeddingBackend, EmbeddingUnavailable, Re
 from kenning.store.db import Database, StoreCorrupt, StoreUnavailable, authenticate, sqlite_uri
 from kenning.store.location import StoreDir, open_store_dir, requested_store
 from kenning.store.lock import LockHeld, WriterLock
+from kenning.store.queries import ids_digest
 from kenning.store.schema import DB_FILENAME, EMBEDDED_THROUGH
 from kenning.store.trust import aside_name, database_token, foreign_file, read_marker, store_key
 from kenning.store.vectors import (
@@ -450,8 +451,14 @@ class Engine:
                 return
             self.vectors_ready.set()
             return
-        live = self.db.embedded_chunk_ids()
         keys = self.vectors.keys()
+        if self.db.embedded_ids_digest() == ids_digest(keys):
+            # The saved graph holds exactly the embedded chunks (the usual restart): an
+            # aggregate over the ids instead of joining every chunk with the embedding cache
+            # and diffing the sets (~0.5 s at 100k chunks, seconds at a million).
+            self._trust_vectors(dim, should_stop)
+            return
+        live = self.db.embedded_chunk_ids()
         extra = np.setdiff1d(keys, live, assume_unique=False)
         missing = np.setdiff1d(live, keys, assume_unique=False)
         if len(extra) or len(missing):
@@ -466,13 +473,18 @@ class Engine:
         for start in range(0, len(missing), 4096):
             ids, vecs = self.db.vectors_for([int(k) for k in missing[start : start + 4096]])
             self.vectors.add(np.asarray(ids, dtype=np.uint64), vecs)
+        self._trust_vectors(dim, should_stop)
+        if len(extra) or len(missing):
+            self.save_vectors()
+
+    def _trust_vectors(self, dim: int, should_stop: Callable[[], bool] | None) -> None:
+        """The graph holds the embedded chunks: use it, or rebuild it if removals wore it out."""
+        assert self.vectors is not None
         if self.churn > CHURN_REBUILD_RATIO * max(len(self.vectors), 1000):
             self._rebuild_vectors(dim, f"{self.churn} removals since it was built", should_stop)
             return
         self.vectors_in_step = True
         self.vectors_ready.set()
-        if len(extra) or len(missing):
-            self.save_vectors()
 
     def _rebuild_vectors(self, dim: int, reason: str, should_stop: Callable[[], bool] | None) -> None:
         assert self.db is not None
