@@ -118,7 +118,12 @@ class SymbolSearch:
         self._generation = -1  # the store generation the index was built from
         self._symbols: _Symbols | None = None
         self._index: FuzzyIndex | None = None
+        # One long-lived builder thread (started on first need): it keeps one reader
+        # connection for all its builds, and two builds never run at once (at 1M symbols a
+        # build holds ~2x the index's memory, and two would chase the same generation).
         self._builder: threading.Thread | None = None
+        self._wanted = False  # a build was asked for since the builder last looked
+        self._failed = -1  # the generation whose build last failed: not retried by one query
         self.builds = 0  # finished builds (tests and the bench read it)
         self.interim_answers = 0  # queries answered from SQL while a build ran
 
@@ -128,58 +133,78 @@ class SymbolSearch:
             self._start_build()
 
     def _start_build(self) -> None:
-        # Caller holds self._cond. One builder at a time: at 1M symbols a build holds ~2x the
-        # index's memory, and two would chase the same generation.
-        if self._builder is not None and self._builder.is_alive():
-            return
+        # Caller holds self._cond.
         if self._index is not None and self._generation == self.engine.generation:
             return
-        self._builder = threading.Thread(target=self._build_loop, name="kenning-symbols", daemon=True)
-        self._builder.start()
+        self._wanted = True
+        if self._builder is None:
+            self._builder = threading.Thread(target=self._build_loop, name="kenning-symbols", daemon=True)
+            self._builder.start()
+        self._cond.notify_all()
 
     def _build_loop(self) -> None:
-        """Build until the index matches the store's generation at the build's start."""
+        """Wait for a request, build from the store as it is, and again while it keeps changing."""
         while True:
-            gen = self.engine.generation
             with self._cond:
-                if self._index is not None and self._generation == gen:
-                    self._cond.notify_all()
-                    return
-            db = self.engine.db
-            if db is None:  # closed meanwhile: the next query or scan starts again
+                while not self._wanted:
+                    self._cond.wait()
+                self._wanted = False
+            self._build_once()
+
+    def _build_once(self) -> None:
+        gen = self.engine.generation
+        with self._cond:
+            if self._index is not None and self._generation == gen:
                 return
-            try:
-                started = time.monotonic()
+        db = self.engine.db
+        if db is None:  # closed or reopening: the next query or scan asks again
+            return
+        started = time.monotonic()
+        try:
+            # in_use: the database is not closed under the build (a folder's close waits).
+            with db.in_use():
                 symbols = _Symbols(db.symbol_columns(), db.symbol_file_paths())
-                index = FuzzyIndex(symbols.names, ties=symbols.tie_order())
-            except Exception as exc:  # a closed or replaced store: queries fall back to SQL
-                log.info("building the symbol index of %s failed: %s", self.engine.root, exc)
-                return
-            finally:
-                # The build's temporaries are ~1.5x the index; without this the process keeps
-                # them (at 1M symbols, hundreds of MB) for as long as it runs.
-                release_free_memory()
+            index = FuzzyIndex(symbols.names, ties=symbols.tie_order())
+        except Exception as exc:  # a closed or replaced store: queries fall back to SQL
+            log.info("building the symbol index of %s failed: %s", self.engine.root, exc)
             with self._cond:
-                self._symbols, self._index, self._generation = symbols, index, gen
-                self.builds += 1
+                self._failed = gen
                 self._cond.notify_all()
-            log.info("symbol index: %d symbols in %.1fs", len(index), time.monotonic() - started)
+            return
+        finally:
+            # The build's temporaries are ~1.5x the index; without this the process keeps
+            # them (at 1M symbols, hundreds of MB) for as long as it runs.
+            release_free_memory()
+        with self._cond:
+            self._symbols, self._index, self._generation = symbols, index, gen
+            self.builds += 1
+            self._cond.notify_all()
+            # Changed during the build: build again (a query would ask anyway).
+            if gen != self.engine.generation:
+                self._wanted = True
+        log.info("symbol index: %d symbols in %.1fs", len(index), time.monotonic() - started)
 
     def _current(self, wait: float | None) -> tuple[_Symbols, FuzzyIndex] | None:
         """The index if it is current, waiting up to ``wait`` seconds (None: as long as it
         takes) for a build; None if it is not current by then."""
         deadline = None if wait is None else time.monotonic() + wait
+        waited = False
         with self._cond:
             while True:
                 gen = self.engine.generation
                 if self._symbols is not None and self._index is not None and self._generation == gen:
                     return self._symbols, self._index
+                if self.engine.db is None:  # closed: nothing to build from
+                    return None
+                if self._failed == gen and waited:
+                    return None  # this query's build failed: answer from SQL, not in a loop
                 self._start_build()
+                waited = True
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return None
                 # Woken by a finished build; re-checked at least every 0.1 s, since a build
-                # thread that fails (a closed store) ends without a result.
+                # that fails (a closed store) ends without a result.
                 self._cond.wait(0.1 if left is None else min(left, 0.1))
 
     def find(self, query: str, limit: int, *, wait: float | None = None) -> list[SymbolHit]:
