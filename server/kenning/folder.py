@@ -370,7 +370,6 @@ class FolderIndex:
             )
             if scanned.note:
                 engine.state_message = scanned.note  # an empty index says why (status, CLI)
-            self.symbols.warm()  # the scan wrote every symbol: index them off the query path
             if should_stop():
                 end_message = "cancelled: lexical search works; run kenning.reindex to resume"
                 engine.state = "embedding" if engine.status().pending else "ready"
@@ -410,6 +409,10 @@ class FolderIndex:
             if token is not None:
                 self.reporter.progress_end(token, end_message)
             self._emit_status(force=True)
+            # After "ready" is out, not on its path: index the symbols on a background thread
+            # (a query before it ends is answered from SQL; one during a long embedding pass
+            # starts the build itself).
+            self.symbols.warm()
 
     def _embed_opened_first(
         self, should_stop: Callable[[], bool], token: str | None, done: set[str], percentage: int
