@@ -252,6 +252,7 @@ class FolderIndex:
         if self.engine.read_only:
             self.engine.states.ready(self.engine.read_only_reason)
             self._emit_status(force=True)
+            self.symbols.warm()
             return  # another process keeps this index current; we only read it
         self._emit_status(force=True)
         while True:
@@ -400,6 +401,10 @@ class FolderIndex:
             if token is not None:
                 self.reporter.progress_end(token, end_message)
             self._emit_status(force=True)
+            # After "ready" is out, not on its path: index the symbols on a background thread
+            # (a query before it ends is answered from SQL; one during a long embedding pass
+            # starts the build itself).
+            self.symbols.warm()
 
     def _embed_opened_first(
         self, should_stop: Callable[[], bool], token: str | None, done: set[str], percentage: int
