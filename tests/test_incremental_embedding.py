@@ -211,3 +211,57 @@ def test_a_filtered_search_sees_chunks_embedded_after_it_was_cached(workspace: P
         update(engine)
         probe = SearchQuery(embed_input("web/fresh.js", "", text), mode="semantic", paths=("web/**",))
         assert search(engine, probe).hits[0].path == "web/fresh.js"
+
+
+def _kill(engine: Engine) -> None:
+    """What a kill leaves: SQLite committed, the graph in memory never saved."""
+    engine.vectors = None
+    assert engine.db is not None
+    engine.db.close()
+    engine.db = None
+    engine._lock.release()
+
+
+def _live_ids(engine: Engine) -> set[int]:
+    assert engine.db is not None
+    return set(engine.db.embedded_chunk_ids().tolist())
+
+
+def test_an_unchanged_restart_trusts_the_graph_without_joining_every_chunk(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    enc = FakeEncoder()
+    with _engine(workspace, enc) as engine:
+        update(engine)
+    with _engine(workspace, enc) as engine:
+        assert engine.db is not None
+
+        def no_join(*_a: object, **_k: object) -> np.ndarray:
+            raise AssertionError("joined every chunk although the saved graph matched the store")
+
+        monkeypatch.setattr(engine.db, "embedded_chunk_ids", no_join)
+        assert embed_pending(engine).embedded == 0
+        assert engine.vectors_in_step and engine.vectors_ready.is_set()
+
+
+def test_a_restart_after_a_kill_repairs_a_graph_with_as_many_vectors(workspace: Path) -> None:
+    """A file's chunks deleted and as many new ones embedded, the graph never saved: the counts
+    agree, the ids do not, and the restart must notice."""
+    enc = FakeEncoder()
+    with _engine(workspace, enc) as engine:
+        update(engine)
+    engine = _engine(workspace, enc)
+    update(engine)
+    old = (workspace / "geometry.py").read_text()
+    (workspace / "geometry.py").unlink()
+    (workspace / "geometry2.py").write_text(old)  # same chunks, new ids
+    scan(engine, ["geometry.py", "geometry2.py"])
+    embed_pending(engine, defer_save=True)  # a server's small job: the graph file stays as it was
+    before = len(_live_ids(engine))
+    _kill(engine)
+    with _engine(workspace, enc) as engine:
+        assert engine.vectors is not None and len(engine.vectors) == before  # the stale graph
+        stale = set(engine.vectors.keys().tolist())
+        assert stale != _live_ids(engine)
+        embed_pending(engine)
+        assert set(engine.vectors.keys().tolist()) == _live_ids(engine)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from kenning import __version__
 from kenning.config import DEFAULT_MAX_FILE_SIZE, Config
 from kenning.engine import Engine, Status
-from kenning.indexer import EmbedReport, IndexProgress, ScanReport, scan, update
+from kenning.indexer import EmbedReport, IndexProgress, ScanReport, embed_pending, scan, update
 from kenning.store.db import StoreCorrupt, StoreUnavailable
 from kenning.store.lock import LockHeld
 from kenning.store.trust import StoreRefused
@@ -139,8 +139,10 @@ def _root(args: argparse.Namespace) -> Path:
     return root.resolve()
 
 
-def _open(args: argparse.Namespace, *, write: bool) -> Engine:
-    engine = Engine(_root(args), _config(args), read_only=None if not write else False)
+def _open(args: argparse.Namespace, *, write: bool, defer_vectors: bool = False) -> Engine:
+    engine = Engine(
+        _root(args), _config(args), read_only=None if not write else False, defer_vectors=defer_vectors
+    )
     try:
         return engine.open()
     except LockHeld as exc:
@@ -151,17 +153,33 @@ def _open(args: argparse.Namespace, *, write: bool) -> Engine:
         raise SystemExit(f"kenning: cannot open the index of {engine.root}: {exc}") from exc
 
 
-def _update(engine: Engine, quiet: bool) -> tuple[ScanReport, EmbedReport] | None:
+def _update(
+    engine: Engine, quiet: bool, *, lazy_model: bool = False
+) -> tuple[ScanReport, EmbedReport] | None:
     """Bring the index up to date (scan, then embed) unless another process is writing it.
 
     The scan's report carries ``note``: why it found nothing, when discovery can tell (a parent
-    repository's ignore rule that excludes the workspace, for instance)."""
+    repository's ignore rule that excludes the workspace, for instance). ``lazy_model``: when
+    the scan changed nothing and ``Engine.embedding_current`` holds, the embedding pass (and
+    with it the model and the graph) is skipped; a search needs both, so only ``index`` asks."""
     if engine.read_only:
         log.info("%s; searching the index as it is", engine.read_only_reason)
         return None
     bar = ProgressBar(not quiet)
     try:
-        report, embedded = update(engine, progress=bar)
+        if lazy_model:
+            report = scan(engine, progress=bar)
+            unchanged = not (
+                report.files_changed or report.files_deleted or report.chunks_added or report.chunks_removed
+            )
+            if unchanged and engine.embedding_current():
+                embedded = EmbedReport()
+                log.info("nothing changed: the model and the vector index were not loaded")
+            else:
+                embedded = embed_pending(engine, progress=bar)
+                engine.prune_embedding_cache()
+        else:
+            report, embedded = update(engine, progress=bar)
         log.info(
             "scanned %d files in %.2fs: %d changed, %d unchanged, %d deleted, %d skipped",
             report.files_seen,
@@ -186,9 +204,9 @@ def _update(engine: Engine, quiet: bool) -> tuple[ScanReport, EmbedReport] | Non
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    with _open(args, write=True) as engine:
+    with _open(args, write=True, defer_vectors=True) as engine:
         started = time.monotonic()
-        reports = _update(engine, args.quiet or args.json)
+        reports = _update(engine, args.quiet or args.json, lazy_model=True)
         note = reports[0].note if reports is not None else None
         st = engine.status()
         if args.json:

@@ -21,9 +21,11 @@ import numpy as np
 
 from kenning.config import Config
 from kenning.embedding.backend import EmbeddingBackend, EmbeddingUnavailable, RemoteBackend
+from kenning.state import IndexStates
 from kenning.store.db import Database, StoreCorrupt, StoreUnavailable, authenticate, sqlite_uri
 from kenning.store.location import StoreDir, open_store_dir, requested_store
 from kenning.store.lock import LockHeld, WriterLock
+from kenning.store.queries import ids_digest
 from kenning.store.schema import DB_FILENAME, EMBEDDED_THROUGH
 from kenning.store.trust import aside_name, database_token, foreign_file, read_marker, store_key
 from kenning.store.vectors import (
@@ -47,6 +49,9 @@ log = logging.getLogger(__name__)
 DB_FAMILY = ("", "-wal", "-shm", "-journal")
 # Meta keys describing the saved graph file (all cleared when the model changes).
 VECTOR_META = ("vectors_file", "vectors_size", "vectors_mac", "vectors_hash", "vectors_count")
+# Meta key: the fingerprint of the local model configuration the vectors were made with
+# (``Engine.model_fingerprint``), so an unchanged ``kenning index`` can skip loading the model.
+MODEL_FINGERPRINT = "model_fingerprint"
 
 # Rebuild the graph when removals since it was built exceed this share of live vectors:
 # usearch tombstones never give their slots back and degrade recall.
@@ -95,7 +100,10 @@ class Engine:
         *,
         encoder_factory: EncoderFactory = default_encoder_factory,
         read_only: bool | None = None,
+        defer_vectors: bool = False,
     ) -> None:
+        """``defer_vectors``: a writer loads the saved graph when an embedding pass first needs
+        it, not at open (``kenning index`` on an unchanged tree never needs it)."""
         self.root = Path(os.path.realpath(root))
         self.config = config or Config()
         # Where the store is asked to be; ``open`` decides where it is (see store.location).
@@ -121,14 +129,16 @@ class Engine:
         self._unconnected: EmbeddingBackend | None = None
         self.read_only = False
         self.read_only_reason: str | None = None
-        self.state: IndexState = "scanning"
-        self.state_message: str | None = None
+        # The index's state and its message: moved only through this object (see kenning.state).
+        self.states = IndexStates()
         self.churn = 0
         self._generation = 0  # bumped whenever files, chunks or symbols change; caches key on it
         self._gen_lock = threading.Lock()
         self._data_version: int | None = None  # read-only: the writer's commits, as last seen
         self._version_conn: sqlite3.Connection | None = None
         self._loaded_vectors_file: str | None = None
+        self._defer_vectors = defer_vectors
+        self._vectors_deferred = False  # open() left the saved graph for prepare_vectors to load
         self._immutable = False  # read the main file alone (full disk, lock held, WAL empty)
         # The user-level embedding cache for this engine's model (opened by the indexer).
         self.shared_cache: ModelCache | None = None
@@ -192,7 +202,9 @@ class Engine:
             self._lock.release()
             raise
         if not self.read_only:
-            self._load_vectors_if_valid()
+            self._vectors_deferred = self._defer_vectors
+            if not self._defer_vectors:
+                self._load_vectors_if_valid()
         else:
             self._load_vectors_read_only()
         return self
@@ -417,6 +429,7 @@ class Engine:
         if stored == enc.model_id:
             recorded = self.db.get_meta(PROBE_META)
             if remote is None:
+                self._record_model_fingerprint()
                 return enc
             reason = remote.probe_mismatch(recorded) if recorded is not None else None
             if reason is None:
@@ -440,18 +453,86 @@ class Engine:
             else:
                 self.db.delete_meta(conn, PROBE_META)
             # The vector bookkeeping and the origin counters ("origin_…") start again.
-            self.db.delete_meta(conn, *VECTOR_META, EMBEDDED_THROUGH, prefix="origin_")
+            self.db.delete_meta(conn, *VECTOR_META, EMBEDDED_THROUGH, MODEL_FINGERPRINT, prefix="origin_")
         self.vectors = VectorIndex(enc.dim)
+        self._vectors_deferred = False
         self.vectors_in_step = False
         self.churn = 0
         clean_stale_files(self.store_dir, None)
+        self._record_model_fingerprint()
         return enc
+
+    def model_fingerprint(self) -> str | None:
+        """What decides the local model's id, from the config and the model files' sizes and
+        mtimes, without loading it (None: an endpoint, a caller's own encoder factory, or a
+        model that cannot be found). Equal fingerprints mean the model the store is bound to."""
+        if self.config.embedding is not None or self._encoder_factory is not default_encoder_factory:
+            return None
+        import hashlib
+        import json
+
+        import kenning
+        from kenning.embedding.model import ModelError, resolve_model
+
+        try:
+            spec = resolve_model(self.config.model)
+            files = [
+                (str(p), os.stat(p).st_size, os.stat(p).st_mtime_ns)
+                for p in (spec.onnx_path, spec.tokenizer_path)
+            ]
+        except (ModelError, OSError):
+            return None
+        # The kenning version stands for the optimisation recipe (part of the model id).
+        described = json.dumps([repr(spec), self.config.model_variant, files, kenning.__version__])
+        return hashlib.sha256(described.encode()).hexdigest()[:32]
+
+    def _record_model_fingerprint(self) -> None:
+        """Remember which model configuration the store's vectors are bound to (see
+        ``embedding_current``); written only when it changed."""
+        if self.db is None or self.read_only:
+            return
+        fingerprint = self.model_fingerprint()
+        if fingerprint is not None and self.db.get_meta(MODEL_FINGERPRINT) != fingerprint:
+            with self.db.transaction() as conn:
+                self.db.set_meta(conn, MODEL_FINGERPRINT, fingerprint)
+
+    def embedding_current(self) -> bool:
+        """Whether an embedding pass would find nothing to do, told without loading the model or
+        the graph: the store is bound to the configured local model (its fingerprint), every
+        chunk has a vector, and the recorded graph file holds them all (its size as recorded;
+        its MAC is checked whenever it is loaded). ``kenning index`` on an unchanged tree at
+        100k chunks spent ~0.4 s loading the model and ~0.9 s on the graph for nothing."""
+        db = self.db
+        if db is None or self.read_only:
+            return False
+        fingerprint = self.model_fingerprint()
+        if (
+            fingerprint is None
+            or db.get_meta(MODEL_FINGERPRINT) != fingerprint
+            or db.get_meta("model_id") is None
+        ):
+            return False
+        counts = db.counts()
+        if counts["pending"] or db.get_meta_int(EMBEDDED_THROUGH, 0) != db.max_chunk_id():
+            return False
+        info = self._recorded_vector_file()
+        if info is None or info.count != counts["chunks"]:
+            return False
+        if db.get_meta_int("vectors_churn", 0) > CHURN_REBUILD_RATIO * max(info.count, 1000):
+            return False
+        try:
+            return os.stat(self.store_dir / info.name).st_size == info.size
+        except OSError:
+            return False
 
     # -- the vector index (writer thread) ----------------------------------------------------
 
     def prepare_vectors(self, should_stop: Callable[[], bool] | None = None) -> None:
         """Make the in-memory graph hold exactly the embedded chunks (reconcile or rebuild)."""
         assert self.db is not None
+        if self._vectors_deferred:
+            self._vectors_deferred = False
+            self._load_vectors_if_valid()
         dim_text = self.db.get_meta("model_dim")
         if dim_text is None:
             self.vectors_ready.set()
@@ -468,8 +549,14 @@ class Engine:
                 return
             self.vectors_ready.set()
             return
-        live = self.db.embedded_chunk_ids()
         keys = self.vectors.keys()
+        if self.db.embedded_ids_digest() == ids_digest(keys):
+            # The saved graph holds exactly the embedded chunks (the usual restart): an
+            # aggregate over the ids instead of joining every chunk with the embedding cache
+            # and diffing the sets (~0.5 s at 100k chunks, seconds at a million).
+            self._trust_vectors(dim, should_stop)
+            return
+        live = self.db.embedded_chunk_ids()
         extra = np.setdiff1d(keys, live, assume_unique=False)
         missing = np.setdiff1d(live, keys, assume_unique=False)
         if len(extra) or len(missing):
@@ -484,13 +571,18 @@ class Engine:
         for start in range(0, len(missing), 4096):
             ids, vecs = self.db.vectors_for([int(k) for k in missing[start : start + 4096]])
             self.vectors.add(np.asarray(ids, dtype=np.uint64), vecs)
+        self._trust_vectors(dim, should_stop)
+        if len(extra) or len(missing):
+            self.save_vectors()
+
+    def _trust_vectors(self, dim: int, should_stop: Callable[[], bool] | None) -> None:
+        """The graph holds the embedded chunks: use it, or rebuild it if removals wore it out."""
+        assert self.vectors is not None
         if self.churn > CHURN_REBUILD_RATIO * max(len(self.vectors), 1000):
             self._rebuild_vectors(dim, f"{self.churn} removals since it was built", should_stop)
             return
         self.vectors_in_step = True
         self.vectors_ready.set()
-        if len(extra) or len(missing):
-            self.save_vectors()
 
     def _rebuild_vectors(self, dim: int, reason: str, should_stop: Callable[[], bool] | None) -> None:
         assert self.db is not None
@@ -603,6 +695,14 @@ class Engine:
                 self.vectors_ready.set()
             except VectorFileInvalid as exc:
                 log.info("the writer's vector index is not usable yet (%s)", exc)
+
+    @property
+    def state(self) -> IndexState:
+        return self.states.state
+
+    @property
+    def state_message(self) -> str | None:
+        return self.states.message
 
     def status(self) -> Status:
         assert self.db is not None

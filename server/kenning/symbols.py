@@ -1,14 +1,21 @@
 """Workspace symbols: fuzzy search over every definition the chunker found.
 
-The fuzzy index lives in memory and is rebuilt lazily when the store has changed since it was
-built, so a burst of saves costs one rebuild at the next query, not one per save.
+The fuzzy index lives in memory. It is built on a background thread: when a folder's scan ends
+(``warm``), and again when a query finds the store changed since the last build, so a burst of
+saves costs one rebuild, not one per save. A query never waits for a build longer than it is
+told to: past that it is answered from SQL (names containing the query's characters in order,
+ranked by the same fuzzy rules over those candidates), which is current but may miss a
+word-boundary match the full ranking would have put above the candidates' cap. At a million
+chunks the build is seconds of CPU; the editor's symbol box should not freeze for it.
 """
 
 from __future__ import annotations
 
 import array
+import logging
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +26,14 @@ from kenning.fuzzy import FuzzyIndex
 from kenning.memory import release_free_memory
 from kenning.store.rows import SymbolRow
 from kenning.workspace import stored_path_is_plain
+
+log = logging.getLogger(__name__)
+
+# How long a query waits for a build under way before answering from SQL: a small workspace's
+# build ends well within it, so its answers never change; a monorepo's does not.
+QUERY_WAIT_S = 0.3
+# The most candidates the interim SQL answer ranks: prefix matches first, then shortest names.
+INTERIM_CANDIDATES = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +48,8 @@ class _Symbols:
 
     __slots__ = ("containers", "ids", "kinds", "lines", "names", "paths")
 
-    def __init__(self, rows: Iterable[tuple[Any, ...]]) -> None:
+    def __init__(self, rows: Iterable[tuple[Any, ...]], file_paths: Mapping[int, str]) -> None:
+        """``rows`` as ``Database.symbol_columns`` gives them; ``file_paths`` by file id."""
         shared: dict[str, str] = {}
         ids: list[int] = []
         names: list[str] = []
@@ -41,10 +57,13 @@ class _Symbols:
         kinds: list[str] = []
         containers: list[str | None] = []
         lines = array.array("q")
-        for sid, path, name, kind, container, start, end, name_line, name_col in rows:
+        last_file, path = -1, ""
+        for sid, file_id, name, kind, container, start, end, name_line, name_col in rows:
+            if file_id != last_file:  # a file's symbols are written together: ids run by file
+                last_file, path = file_id, file_paths.get(file_id, "")
             ids.append(sid)
             names.append(shared.setdefault(name, name))  # __init__, get, run: one string each
-            paths.append(shared.setdefault(path, path))
+            paths.append(path)
             kinds.append(shared.setdefault(kind, kind))
             containers.append(None if container is None else shared.setdefault(container, container))
             lines.extend((start, end, name_line, name_col))
@@ -91,31 +110,133 @@ def _is_private(part: str) -> bool:
 
 
 class SymbolSearch:
-    """Fuzzy symbol lookup for one engine, cached per store generation."""
+    """Fuzzy symbol lookup for one engine, its index kept current by one builder thread."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._lock = threading.Lock()
-        self._generation = -1
+        self._cond = threading.Condition()
+        self._generation = -1  # the store generation the index was built from
         self._symbols: _Symbols | None = None
         self._index: FuzzyIndex | None = None
+        # One long-lived builder thread (started on first need): it keeps one reader
+        # connection for all its builds, and two builds never run at once (at 1M symbols a
+        # build holds ~2x the index's memory, and two would chase the same generation).
+        self._builder: threading.Thread | None = None
+        self._wanted = False  # a build was asked for since the builder last looked
+        self._failed = -1  # the generation whose build last failed: not retried by one query
+        self.builds = 0  # finished builds (tests and the bench read it)
+        self.interim_answers = 0  # queries answered from SQL while a build ran
 
-    def _current(self) -> tuple[_Symbols, FuzzyIndex]:
-        with self._lock:
-            gen = self.engine.generation
-            if self._symbols is None or self._index is None or gen != self._generation:
-                assert self.engine.db is not None
-                symbols = _Symbols(self.engine.db.iter_symbols())
-                self._symbols = symbols
-                self._index = FuzzyIndex(symbols.names, ties=symbols.tie_order())
-                self._generation = gen
-                # The build's temporaries are ~1.5x the index; without this the process keeps
-                # them (at 1M symbols, hundreds of MB) for as long as it runs.
-                release_free_memory()
-            return self._symbols, self._index
+    def warm(self) -> None:
+        """Make the index current in the background (a no-op if it is, or a build is running)."""
+        with self._cond:
+            self._start_build()
 
-    def find(self, query: str, limit: int) -> list[SymbolHit]:
-        symbols, index = self._current()
-        hits = [SymbolHit(symbols.row(i), score) for i, score in index.search(query, limit)]
-        # A path kenning never writes (absolute, "..") can only come from a planted database file.
-        return [h for h in hits if stored_path_is_plain(h.symbol.path)]
+    def _start_build(self) -> None:
+        # Caller holds self._cond.
+        if self._index is not None and self._generation == self.engine.generation:
+            return
+        self._wanted = True
+        if self._builder is None:
+            self._builder = threading.Thread(target=self._build_loop, name="kenning-symbols", daemon=True)
+            self._builder.start()
+        self._cond.notify_all()
+
+    def _build_loop(self) -> None:
+        """Wait for a request, build from the store as it is, and again while it keeps changing."""
+        while True:
+            with self._cond:
+                while not self._wanted:
+                    self._cond.wait()
+                self._wanted = False
+            self._build_once()
+
+    def _build_once(self) -> None:
+        gen = self.engine.generation
+        with self._cond:
+            if self._index is not None and self._generation == gen:
+                return
+        db = self.engine.db
+        if db is None:  # closed or reopening: the next query or scan asks again
+            return
+        started = time.monotonic()
+        try:
+            # in_use: the database is not closed under the build (a folder's close waits).
+            with db.in_use():
+                symbols = _Symbols(db.symbol_columns(), db.symbol_file_paths())
+            index = FuzzyIndex(symbols.names, ties=symbols.tie_order())
+        except Exception as exc:  # a closed or replaced store: queries fall back to SQL
+            log.info("building the symbol index of %s failed: %s", self.engine.root, exc)
+            with self._cond:
+                self._failed = gen
+                self._cond.notify_all()
+            return
+        finally:
+            # The build's temporaries are ~1.5x the index; without this the process keeps
+            # them (at 1M symbols, hundreds of MB) for as long as it runs.
+            release_free_memory()
+        with self._cond:
+            self._symbols, self._index, self._generation = symbols, index, gen
+            self.builds += 1
+            self._cond.notify_all()
+            # Changed during the build: build again (a query would ask anyway).
+            if gen != self.engine.generation:
+                self._wanted = True
+        log.info("symbol index: %d symbols in %.1fs", len(index), time.monotonic() - started)
+
+    def _current(self, wait: float | None) -> tuple[_Symbols, FuzzyIndex] | None:
+        """The index if it is current, waiting up to ``wait`` seconds (None: as long as it
+        takes) for a build; None if it is not current by then."""
+        deadline = None if wait is None else time.monotonic() + wait
+        waited = False
+        with self._cond:
+            while True:
+                gen = self.engine.generation
+                if self._symbols is not None and self._index is not None and self._generation == gen:
+                    return self._symbols, self._index
+                if self.engine.db is None:  # closed: nothing to build from
+                    return None
+                if self._failed == gen and waited:
+                    return None  # this query's build failed: answer from SQL, not in a loop
+                self._start_build()
+                waited = True
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return None
+                # Woken by a finished build; re-checked at least every 0.1 s, since a build
+                # that fails (a closed store) ends without a result.
+                self._cond.wait(0.1 if left is None else min(left, 0.1))
+
+    def find(self, query: str, limit: int, *, wait: float | None = None) -> list[SymbolHit]:
+        """The best ``limit`` symbols for ``query``. ``wait``: how long to wait for the index
+        to be current before answering from SQL (None: always from the index, as the CLI does)."""
+        current = self._current(wait)
+        if current is None:
+            self.interim_answers += 1
+            return self._interim(query, limit)
+        symbols, index = current
+        return _plain([SymbolHit(symbols.row(i), score) for i, score in index.search(query, limit)])
+
+    def _interim(self, query: str, limit: int) -> list[SymbolHit]:
+        """Candidates from SQL (the query's characters in order, any case for ASCII), ranked
+        by a small fuzzy index over them: current, and the full ranking's order among them."""
+        db = self.engine.db
+        if db is None or limit <= 0:
+            return []
+        chars = "".join(query.split())
+        pattern = "%" + "%".join(_like_escape(c) for c in chars) + "%" if chars else "%"
+        prefix = _like_escape(" ".join(query.split())) + "%"
+        rows = db.symbols_matching(pattern, prefix, max(INTERIM_CANDIDATES, limit))
+        paths = db.symbol_file_paths_of({int(r[1]) for r in rows})
+        symbols = _Symbols(rows, paths)
+        index = FuzzyIndex(symbols.names, ties=symbols.tie_order())
+        return _plain([SymbolHit(symbols.row(i), score) for i, score in index.search(query, limit)])
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _plain(hits: list[SymbolHit]) -> list[SymbolHit]:
+    # A path kenning never writes (absolute, "..") can only come from a planted database file.
+    return [h for h in hits if stored_path_is_plain(h.symbol.path)]

@@ -14,6 +14,7 @@ from lsprotocol import types as T
 from kenning.lsp import protocol as P
 from kenning.lsp.requests import FolderClosed, run_cancellable, unless_closed
 from kenning.lsp.server import KenningServer, server
+from kenning.symbols import QUERY_WAIT_S
 from kenning.workspace import (
     path_to_uri,
     text_to_path,
@@ -54,7 +55,7 @@ async def on_workspace_symbol(ls: KenningServer, params: T.WorkspaceSymbolParams
                 continue
             try:
                 with unless_closed(folder):
-                    found = folder.symbols.find(query, limit)
+                    found = folder.symbols.find(query, limit, wait=QUERY_WAIT_S)
             except FolderClosed:
                 continue
             for hit in found:
