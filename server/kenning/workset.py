@@ -53,10 +53,7 @@ def recently_modified(engine: Engine, limit: int = RECENT_FILES) -> list[str]:
     db = engine.db
     if db is None or limit <= 0:
         return []
-    rows = db.reader().execute(
-        "SELECT path FROM files WHERE skip_reason IS NULL ORDER BY mtime_ns DESC LIMIT ?", (limit,)
-    )
-    return [str(r[0]) for r in rows]
+    return db.newest_files(limit)
 
 
 def embed_order(opened: Sequence[str], recent: Sequence[str]) -> list[str]:

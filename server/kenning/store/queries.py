@@ -163,6 +163,13 @@ class Queries:
         )
         return [str(r[0]) for r in rows]
 
+    def newest_files(self, limit: int, conn: sqlite3.Connection | None = None) -> list[str]:
+        """The indexed (not skipped) files with the newest modification times, newest first."""
+        rows = self._r(conn).execute(
+            "SELECT path FROM files WHERE skip_reason IS NULL ORDER BY mtime_ns DESC LIMIT ?", (limit,)
+        )
+        return [str(r[0]) for r in rows]
+
     def pending_chunks_in(
         self, paths: Sequence[str], limit: int, conn: sqlite3.Connection | None = None
     ) -> list[PendingChunk]:
