@@ -1,9 +1,6 @@
-"""One workspace root's index: opening and repairing the store, and the model it is bound to.
-
-The engine is what the CLI and the language server hold. It owns the store directory (SQLite,
-HNSW file, writer lock) and the encoder, and hands them to ``indexer`` (writing) and ``search``
-(reading). It never imports pygls.
-"""
+"""The ``Engine``: one workspace root's index: opening, checking and repairing the store, its
+state, and its status. The model (``engine.model``) and the graph (``engine.vectors``) are its
+mixins."""
 
 from __future__ import annotations
 
@@ -12,34 +9,28 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from kenning.config import Config
 from kenning.embedding.backend import EmbeddingBackend, EmbeddingUnavailable, RemoteBackend
+from kenning.engine.model import EncoderFactory, ModelBinding, default_encoder_factory
+from kenning.engine.vectors import VectorKeeping, recorded_vector_file
 from kenning.state import IndexStates
 from kenning.store.db import Database, StoreCorrupt, StoreUnavailable, authenticate, sqlite_uri
 from kenning.store.location import StoreDir, open_store_dir, requested_store
 from kenning.store.lock import LockHeld, WriterLock
-from kenning.store.queries import ids_digest
-from kenning.store.schema import DB_FILENAME, EMBEDDED_THROUGH
+from kenning.store.schema import DB_FILENAME
 from kenning.store.trust import aside_name, database_token, foreign_file, read_marker, store_key
 from kenning.store.vectors import (
-    VectorFileInfo,
     VectorFileInvalid,
     VectorIndex,
     clean_stale_files,
-    valid_vector_file_name,
-    vector_file_name,
 )
 from kenning.types import IndexState
 
 if TYPE_CHECKING:
-    from kenning.embedding import Encoder
     from kenning.embedding.shared import ModelCache
     from kenning.search.hybrid import Searcher
 
@@ -47,30 +38,6 @@ log = logging.getLogger(__name__)
 
 # The database and the files SQLite keeps beside it: moved aside together, never one alone.
 DB_FAMILY = ("", "-wal", "-shm", "-journal")
-# Meta keys describing the saved graph file (all cleared when the model changes).
-VECTOR_META = ("vectors_file", "vectors_size", "vectors_mac", "vectors_hash", "vectors_count")
-# Meta key: the fingerprint of the local model configuration the vectors were made with
-# (``Engine.model_fingerprint``), so an unchanged ``kenning index`` can skip loading the model.
-MODEL_FINGERPRINT = "model_fingerprint"
-
-# Rebuild the graph when removals since it was built exceed this share of live vectors:
-# usearch tombstones never give their slots back and degrade recall.
-CHURN_REBUILD_RATIO = 0.25
-
-EncoderFactory = Callable[[Config], "Encoder | EmbeddingBackend"]
-#: The store's record of the probe vector an endpoint gave (see ``RemoteBackend``).
-PROBE_META = "model_probe"
-
-
-def default_encoder_factory(config: Config) -> Encoder | EmbeddingBackend:
-    """The local ONNX model, or the OpenAI-compatible endpoint the config names."""
-    if config.embedding is not None:
-        from kenning.embedding.endpoint import EndpointEmbedder
-
-        return EndpointEmbedder(config.embedding)
-    from kenning.embedding import Encoder
-
-    return Encoder.load(config.model, variant=config.model_variant, threads=config.embed_threads)
 
 
 @dataclass(slots=True)
@@ -90,7 +57,7 @@ class Status:
     shared_cache: dict[str, object] | None = None
 
 
-class Engine:
+class Engine(ModelBinding, VectorKeeping):
     """The index of one workspace root. Open it, index it, search it, close it."""
 
     def __init__(
@@ -331,315 +298,6 @@ class Engine:
                 os.rename(p, Path(str(aside) + suffix))
         clean_stale_files(self.store_dir, None)
 
-    def _recorded_vector_file(self) -> VectorFileInfo | None:
-        """The graph file SQLite records; its name is derived from the generation number, never
-        taken from the database as a path."""
-        assert self.db is not None
-        db = self.db
-        generation = db.get_meta_int("vectors_generation", 0)
-        name = vector_file_name(generation)
-        if generation <= 0 or db.get_meta("vectors_file") != name or not valid_vector_file_name(name):
-            return None
-        return VectorFileInfo(
-            name=name,
-            size=db.get_meta_int("vectors_size", -1),
-            mac=db.get_meta("vectors_mac") or "",
-            dim=db.get_meta_int("model_dim", -1),
-            count=db.get_meta_int("vectors_count", 0),
-        )
-
-    def _load_vectors_if_valid(self) -> None:
-        """Load the saved graph if it is exactly what SQLite recorded; else leave it to rebuild."""
-        info = self._recorded_vector_file()
-        clean_stale_files(self.store_dir, info.name if info else None)
-        if info is None:
-            return
-        try:
-            self.vectors = VectorIndex.load(self.store_dir, info, self._key)
-            self.churn = self.db.get_meta_int("vectors_churn", 0) if self.db else 0
-        except VectorFileInvalid as exc:
-            log.warning("vector index rejected (%s); it will be rebuilt from stored vectors", exc)
-            self.vectors = None
-
-    def _load_vectors_read_only(self) -> None:
-        info = self._recorded_vector_file()
-        if info is None:
-            return
-        try:
-            self.vectors = VectorIndex.load(self.store_dir, info, self._key)
-            self._loaded_vectors_file = info.name
-            self.vectors_ready.set()
-        except VectorFileInvalid as exc:
-            log.warning("vector index unusable read-only (%s); dense search is off", exc)
-
-    # -- the model ---------------------------------------------------------------------------
-
-    def encoder(self, *, quick: bool = False) -> EmbeddingBackend | None:
-        """The backend, loaded on first use; None (with ``model_error`` set) if it cannot load,
-        or (with ``embed_outage`` set) while its endpoint is unreachable. ``quick``: a request
-        is waiting, so an endpoint gets one short try."""
-        if self._encoder is not None or self.model_error is not None:
-            return self._encoder
-        outage = self.embed_outage
-        if outage is not None and (time.time() < outage.retry_at or (quick and not self.read_only)):
-            # A query never waits on a reconnect: the indexer's retry job does that (a reader
-            # of another process's store has no indexer, so its queries try, briefly).
-            return None
-        with self._encoder_lock:
-            if self._encoder is None and self.model_error is None:
-                try:
-                    # An endpoint that failed to connect is kept and asked again (its outage
-                    # count paces the retries), not built anew.
-                    enc = self._unconnected or self._encoder_factory(self.config)
-                    if isinstance(enc, RemoteBackend):
-                        self._unconnected = enc
-                        enc.connect(quick=quick)
-                        self._unconnected = None
-                    self._encoder = enc
-                    self.embed_outage = None
-                except EmbeddingUnavailable as exc:
-                    self.embed_outage = exc
-                    log.warning("%s; lexical search still works, retrying at %s", exc, exc.retry_text())
-                except Exception as exc:
-                    self.model_error = f"the embedding model could not be loaded: {exc}"
-                    log.error("%s; lexical search still works", self.model_error)
-        return self._encoder
-
-    def embedding_receiver(self) -> str | None:
-        """The ``scheme://host:port`` that receives code for embedding, or None (local model)."""
-        settings = self.config.embedding
-        return settings.receiver if settings is not None else None
-
-    def model_matches(self) -> bool:
-        """Whether the store's vectors were made by the loaded encoder (dense search is valid)."""
-        enc = self._encoder
-        return enc is not None and self.db is not None and self.db.get_meta("model_id") == enc.model_id
-
-    def bind_model(self) -> EmbeddingBackend | None:
-        """Load the encoder and make the store's vectors its own, clearing another model's.
-
-        An endpoint's model is also checked by its probe vector: the same name and dimension
-        with a different vector means the server swapped the model, and the store re-embeds.
-        """
-        enc = self.encoder()
-        if enc is None or self.db is None or self.read_only:
-            return enc
-        stored = self.db.get_meta("model_id")
-        remote = enc if isinstance(enc, RemoteBackend) else None
-        if stored == enc.model_id:
-            recorded = self.db.get_meta(PROBE_META)
-            if remote is None:
-                self._record_model_fingerprint()
-                return enc
-            reason = remote.probe_mismatch(recorded) if recorded is not None else None
-            if reason is None:
-                if recorded is None:
-                    with self.db.transaction() as conn:
-                        self.db.set_meta(conn, PROBE_META, remote.probe_record())
-                return enc
-            log.warning("%s: re-embedding the index of %s", reason, self.root)
-        elif stored is not None:
-            log.warning(
-                "the index was embedded with %s, the model now is %s: re-embedding",
-                stored,
-                enc.model_id,
-            )
-        with self.db.transaction() as conn:
-            self.db.clear_embeddings(conn)
-            self.db.set_meta(conn, "model_id", enc.model_id)
-            self.db.set_meta(conn, "model_dim", str(enc.dim))
-            if remote is not None:
-                self.db.set_meta(conn, PROBE_META, remote.probe_record())
-            else:
-                self.db.delete_meta(conn, PROBE_META)
-            # The vector bookkeeping and the origin counters ("origin_…") start again.
-            self.db.delete_meta(conn, *VECTOR_META, EMBEDDED_THROUGH, MODEL_FINGERPRINT, prefix="origin_")
-        self.vectors = VectorIndex(enc.dim)
-        self._vectors_deferred = False
-        self.vectors_in_step = False
-        self.churn = 0
-        clean_stale_files(self.store_dir, None)
-        self._record_model_fingerprint()
-        return enc
-
-    def model_fingerprint(self) -> str | None:
-        """What decides the local model's id, from the config and the model files' sizes and
-        mtimes, without loading it (None: an endpoint, a caller's own encoder factory, or a
-        model that cannot be found). Equal fingerprints mean the model the store is bound to."""
-        if self.config.embedding is not None or self._encoder_factory is not default_encoder_factory:
-            return None
-        import hashlib
-        import json
-
-        import kenning
-        from kenning.embedding.model import ModelError, resolve_model
-
-        try:
-            spec = resolve_model(self.config.model)
-            files = [
-                (str(p), os.stat(p).st_size, os.stat(p).st_mtime_ns)
-                for p in (spec.onnx_path, spec.tokenizer_path)
-            ]
-        except (ModelError, OSError):
-            return None
-        # The kenning version stands for the optimisation recipe (part of the model id).
-        described = json.dumps([repr(spec), self.config.model_variant, files, kenning.__version__])
-        return hashlib.sha256(described.encode()).hexdigest()[:32]
-
-    def _record_model_fingerprint(self) -> None:
-        """Remember which model configuration the store's vectors are bound to (see
-        ``embedding_current``); written only when it changed."""
-        if self.db is None or self.read_only:
-            return
-        fingerprint = self.model_fingerprint()
-        if fingerprint is not None and self.db.get_meta(MODEL_FINGERPRINT) != fingerprint:
-            with self.db.transaction() as conn:
-                self.db.set_meta(conn, MODEL_FINGERPRINT, fingerprint)
-
-    def embedding_current(self) -> bool:
-        """Whether an embedding pass would find nothing to do, told without loading the model or
-        the graph: the store is bound to the configured local model (its fingerprint), every
-        chunk has a vector, and the recorded graph file holds them all (its size as recorded;
-        its MAC is checked whenever it is loaded). ``kenning index`` on an unchanged tree at
-        100k chunks spent ~0.4 s loading the model and ~0.9 s on the graph for nothing."""
-        db = self.db
-        if db is None or self.read_only:
-            return False
-        fingerprint = self.model_fingerprint()
-        if (
-            fingerprint is None
-            or db.get_meta(MODEL_FINGERPRINT) != fingerprint
-            or db.get_meta("model_id") is None
-        ):
-            return False
-        counts = db.counts()
-        if counts["pending"] or db.get_meta_int(EMBEDDED_THROUGH, 0) != db.max_chunk_id():
-            return False
-        info = self._recorded_vector_file()
-        if info is None or info.count != counts["chunks"]:
-            return False
-        if db.get_meta_int("vectors_churn", 0) > CHURN_REBUILD_RATIO * max(info.count, 1000):
-            return False
-        try:
-            return os.stat(self.store_dir / info.name).st_size == info.size
-        except OSError:
-            return False
-
-    # -- the vector index (writer thread) ----------------------------------------------------
-
-    def prepare_vectors(self, should_stop: Callable[[], bool] | None = None) -> None:
-        """Make the in-memory graph hold exactly the embedded chunks (reconcile or rebuild)."""
-        assert self.db is not None
-        if self._vectors_deferred:
-            self._vectors_deferred = False
-            self._load_vectors_if_valid()
-        dim_text = self.db.get_meta("model_dim")
-        if dim_text is None:
-            self.vectors_ready.set()
-            return
-        dim = int(dim_text)
-        if self.vectors is None or self.vectors.dim != dim:
-            self._rebuild_vectors(dim, "no valid saved index", should_stop)
-            return
-        if self.vectors_in_step:
-            # The indexer has mirrored every change since the last reconcile; comparing the id
-            # sets again would cost a join over all chunks per job (~0.3 s at 100k chunks).
-            if self.churn > CHURN_REBUILD_RATIO * max(len(self.vectors), 1000):
-                self._rebuild_vectors(dim, f"{self.churn} removals since it was built", should_stop)
-                return
-            self.vectors_ready.set()
-            return
-        keys = self.vectors.keys()
-        if self.db.embedded_ids_digest() == ids_digest(keys):
-            # The saved graph holds exactly the embedded chunks (the usual restart): an
-            # aggregate over the ids instead of joining every chunk with the embedding cache
-            # and diffing the sets (~0.5 s at 100k chunks, seconds at a million).
-            self._trust_vectors(dim, should_stop)
-            return
-        live = self.db.embedded_chunk_ids()
-        extra = np.setdiff1d(keys, live, assume_unique=False)
-        missing = np.setdiff1d(live, keys, assume_unique=False)
-        if len(extra) or len(missing):
-            log.info(
-                "vector index out of step with the database (%d extra, %d missing): repairing",
-                len(extra),
-                len(missing),
-            )
-        if len(extra):
-            self.vectors.remove(extra)
-            self.churn += len(extra)
-        for start in range(0, len(missing), 4096):
-            ids, vecs = self.db.vectors_for([int(k) for k in missing[start : start + 4096]])
-            self.vectors.add(np.asarray(ids, dtype=np.uint64), vecs)
-        self._trust_vectors(dim, should_stop)
-        if len(extra) or len(missing):
-            self.save_vectors()
-
-    def _trust_vectors(self, dim: int, should_stop: Callable[[], bool] | None) -> None:
-        """The graph holds the embedded chunks: use it, or rebuild it if removals wore it out."""
-        assert self.vectors is not None
-        if self.churn > CHURN_REBUILD_RATIO * max(len(self.vectors), 1000):
-            self._rebuild_vectors(dim, f"{self.churn} removals since it was built", should_stop)
-            return
-        self.vectors_in_step = True
-        self.vectors_ready.set()
-
-    def _rebuild_vectors(self, dim: int, reason: str, should_stop: Callable[[], bool] | None) -> None:
-        assert self.db is not None
-        started = time.monotonic()
-        fresh = VectorIndex(dim)
-        # With no graph at all (first open, a rejected file) no dense query can run until this
-        # ends, so it takes every core: at 1M chunks one thread took over 20 minutes on 2 cores.
-        # A rebuild beside a live graph (churn) keeps one, leaving the other to the queries.
-        threads = (os.cpu_count() or 1) if self.vectors is None else 1
-        for ids, vecs in self.db.iter_vectors():
-            if should_stop is not None and should_stop():
-                return
-            fresh.add(ids, vecs, threads=threads)
-        fresh.dirty = True  # even empty, it replaces whatever file is recorded
-        self.vectors = fresh
-        self.vectors_in_step = True
-        self.churn = 0
-        self.vectors_ready.set()
-        log.info(
-            "rebuilt the vector index (%s): %d vectors in %.1fs",
-            reason,
-            len(fresh),
-            time.monotonic() - started,
-        )
-        self.save_vectors()
-
-    def save_vectors(self) -> None:
-        """Persist the graph atomically and record it in SQLite; a no-op without vectors."""
-        if self.db is None or self.read_only or self.vectors is None:
-            return
-        if not self.vectors_ready.is_set():
-            return
-        info_before = self._recorded_vector_file()
-        if (
-            not self.vectors.dirty
-            and info_before is not None
-            and self.db.get_meta("vectors_churn") == str(self.churn)
-        ):
-            return  # the recorded file holds exactly this graph: idle shutdowns write nothing
-        generation = self.db.get_meta_int("vectors_generation", 0) + 1
-        info = self.vectors.save(self.store_dir, generation, self._key)
-        try:
-            with self.db.transaction() as conn:
-                set_meta = self.db.set_meta
-                set_meta(conn, "vectors_generation", str(generation))
-                set_meta(conn, "vectors_file", info.name)
-                set_meta(conn, "vectors_size", str(info.size))
-                set_meta(conn, "vectors_mac", info.mac)
-                set_meta(conn, "vectors_count", str(info.count))
-                set_meta(conn, "vectors_churn", str(self.churn))
-        except BaseException:
-            self.vectors.dirty = True  # the file is not recorded: it must be written again
-            raise
-        self.vectors_saved_at = time.monotonic()
-        if info_before is not None and info_before.name != info.name:
-            (self.store_dir / info_before.name).unlink(missing_ok=True)
-
     def prune_embedding_cache(self) -> int:
         """Drop cached vectors no chunk uses once they outnumber the live ones.
 
@@ -687,7 +345,8 @@ class Engine:
                 return
             self._data_version = version
             self._generation += 1
-        info = self._recorded_vector_file()
+        assert self.db is not None  # only called with the store open
+        info = recorded_vector_file(self.db)
         if info is not None and info.name != self._loaded_vectors_file:
             try:
                 self.vectors = VectorIndex.load(self.store_dir, info, self._key)
