@@ -176,8 +176,10 @@ class Runner:
     def corpus(self) -> None:
         from bench.corpus import copy_stdlib, strip_docstrings
 
-        # A reused --workdir must not turn the fresh-index measure into a restart.
-        shutil.rmtree(self.ws / ".kenning", ignore_errors=True)
+        # A reused --workdir must not turn the fresh-index measure into a restart; without that
+        # step a kept index is reused (re-embedding the library takes tens of minutes).
+        if self.args.only is None or "fresh" in self.args.only.split(","):
+            shutil.rmtree(self.ws / ".kenning", ignore_errors=True)
         files = copy_stdlib(self.ws, self.plan.subset)
         self.files = files
         self.doc_candidates = []
