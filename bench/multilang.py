@@ -68,14 +68,14 @@ def _naive_chunks(path: str, text: str, language: str, *, max_chars: int = 0) ->
 
 @contextlib.contextmanager
 def naive_chunking() -> Iterator[None]:
-    import kenning.indexer as indexer
+    import kenning.indexer.chunks as chunks
 
-    saved = indexer.chunk_source
-    indexer.chunk_source = _naive_chunks
+    saved = chunks.chunk_source
+    chunks.chunk_source = _naive_chunks
     try:
         yield
     finally:
-        indexer.chunk_source = saved
+        chunks.chunk_source = saved
 
 
 def build(ws: Path, store: Path, naive: bool) -> dict[str, Any]:

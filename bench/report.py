@@ -35,9 +35,9 @@ def _verdict(value: Any, ok: Callable[[float], bool], miss: Callable[[float], st
     return "met" if ok(value) else "missed: " + miss(value)
 
 
-def summary_rows(r: dict[str, Any]) -> list[Row]:
+def _model_rows(r: dict[str, Any]) -> list[Row]:
+    """Step 1: the model's throughput on the optimised and original graphs."""
     rows: list[Row] = []
-
     graph = {(row["tokens"], row["batch"]): row for row in r.get("model", {}).get("graphs", [])}
     g256 = graph.get((256, "default"))
     if g256:
@@ -63,6 +63,12 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         rows.append(
             ("embedding, optimised graph, 128 tokens (chunks/s)", _num(g128["optimized"], ".1f"), "", "")
         )
+    return rows
+
+
+def _index_rows(r: dict[str, Any]) -> list[Row]:
+    """Steps 1b/2: indexing against the bare model, and a fresh stdlib over LSP."""
+    rows: list[Row] = []
     ab = _get(r, "index", "ab")
     if ab:
         v = ab["ratio"]
@@ -115,6 +121,12 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
             ("start → whole stdlib lexically searchable (s)", _num(fresh.get("scan_done_s"), ".1f"), "", "")
         )
         rows.append(("start → ready (all embedded) (s)", _num(fresh.get("ready_s"), ".0f"), "", ""))
+    return rows
+
+
+def _first_rows(r: dict[str, Any]) -> list[Row]:
+    """The opened files searchable first on a fresh index (the working set)."""
+    rows: list[Row] = []
     first = r.get("first")
     if first:
         v = first.get("all_found_s")
@@ -139,6 +151,12 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
                 "",
             )
         )
+    return rows
+
+
+def _restart_rows(r: dict[str, Any]) -> list[Row]:
+    """Step 3: an unchanged restart and re-index."""
+    rows: list[Row] = []
     v = _get(r, "restart", "server", "ready_s", "p50")
     if v is not None:
         rows.append(
@@ -167,6 +185,12 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
                 _verdict(v, lambda x: x <= 1, lambda x: f"by {x - 1:.2f} s"),
             )
         )
+    return rows
+
+
+def _save_rows(r: dict[str, Any]) -> list[Row]:
+    """Step 4: didSave → findable."""
+    rows: list[Row] = []
     save = r.get("save")
     if save:
         v = _get(save, "lexical_ms", "p50")
@@ -181,10 +205,19 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         rows.append(
             ("didSave → findable, semantic, p50 (ms)", _num(_get(save, "semantic_ms", "p50"), ".0f"), "", "")
         )
+    return rows
+
+
+def _latency_rows(r: dict[str, Any]) -> list[Row]:
+    """Steps 5-7: search latency at each size, symbol latency, memory and disk at each size, the
+    idle server. The targets are set at 100k chunks."""
+    search: list[Row] = []
+    memory: list[Row] = []
     for size in ("10k", "100k"):
         lat = _get(r, "latency", size)
         if not lat:
             continue
+        targeted = size == "100k"
         for mode in ("hybrid", "semantic", "lexical", "hybrid+filter", "semantic+filter", "lexical+filter"):
             s = _get(lat, "search_ms", mode)
             if not s:
@@ -194,16 +227,40 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
             cpu = _get(lat, "search_cpu_ms", mode)
             if cpu is not None:
                 value += f" (CPU {cpu:.1f})"
-            if size == "100k":
+            if targeted:
                 ok = s["p50"] <= 15 and s["p95"] <= 40
                 why = []
                 if s["p50"] > 15:
                     why.append(f"p50 by {s['p50'] - 15:.1f} ms")
                 if s["p95"] > 40:
                     why.append(f"p95 by {s['p95'] - 40:.1f} ms")
-                rows.append((label, value, "≤ 15 / ≤ 40", "met" if ok else "missed: " + ", ".join(why)))
+                search.append((label, value, "≤ 15 / ≤ 40", "met" if ok else "missed: " + ", ".join(why)))
             else:
-                rows.append((label, value, "", ""))
+                search.append((label, value, "", ""))
+        peak = _get(lat, "memory_mib", "VmHWM")
+        target, verdict = "", ""
+        if targeted:
+            target = "≤ 400"
+            verdict = _verdict(
+                peak, lambda x: x <= 400 / 1.048576, lambda x: f"by {x * 1.048576 - 400:.0f} MB"
+            )
+        memory.append(
+            (
+                f"server peak RSS @ {lat['chunks']:,} chunks (MiB)",
+                _num(peak, ".0f"),
+                target + (" MB" if target else ""),
+                verdict,
+            )
+        )
+        memory.append(
+            (
+                f"index on disk @ {lat['chunks']:,} chunks (bytes/chunk)",
+                _num(lat.get("disk_per_chunk"), ",.0f"),
+                "",
+                "",
+            )
+        )
+    rows = search
     sym = _get(r, "latency", "symbols")
     if sym and sym.get("symbol_ms"):
         v = sym["symbol_ms"]["p50"]
@@ -217,33 +274,7 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         )
         if sym.get("symbol_cpu_ms") is not None:
             rows.append(("  server CPU per workspace/symbol (ms)", _num(sym["symbol_cpu_ms"], ".1f"), "", ""))
-    for size in ("10k", "100k"):
-        lat = _get(r, "latency", size)
-        if not lat:
-            continue
-        peak = _get(lat, "memory_mib", "VmHWM")
-        target, verdict = "", ""
-        if size == "100k":
-            target = "≤ 400"
-            verdict = _verdict(
-                peak, lambda x: x <= 400 / 1.048576, lambda x: f"by {x * 1.048576 - 400:.0f} MB"
-            )
-        rows.append(
-            (
-                f"server peak RSS @ {lat['chunks']:,} chunks (MiB)",
-                _num(peak, ".0f"),
-                target + (" MB" if target else ""),
-                verdict,
-            )
-        )
-        rows.append(
-            (
-                f"index on disk @ {lat['chunks']:,} chunks (bytes/chunk)",
-                _num(lat.get("disk_per_chunk"), ",.0f"),
-                "",
-                "",
-            )
-        )
+    rows += memory
     idle = _get(r, "latency", "100k", "idle") or _get(r, "index", "fresh", "idle")
     if idle:
         ok = idle["cpu_s"] <= 0.05 and idle["write_bytes"] == 0
@@ -255,6 +286,12 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
                 "met" if ok else "missed",
             )
         )
+    return rows
+
+
+def _quality_rows(r: dict[str, Any]) -> list[Row]:
+    """Retrieval quality, and the optimised graph's gate."""
+    rows: list[Row] = []
     q = r.get("quality")
     if q:
         for mode, s in q.get("optimized", {}).items():
@@ -276,15 +313,32 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
                     "passes" if gate["passes"] else "fails",
                 )
             )
-    rows += scale_rows(r)
+    return rows
+
+
+def _endpoint_rows(r: dict[str, Any]) -> list[Row]:
+    """The embedding endpoint step (bench/endpoint.py)."""
+    rows: list[Row] = []
     if r.get("endpoint"):
         from bench.endpoint import summary_rows as endpoint_rows
 
         rows += endpoint_rows(r["endpoint"])
+    return rows
+
+
+def _mcp_rows(r: dict[str, Any]) -> list[Row]:
+    """The MCP step (bench/mcp_latency.py)."""
+    rows: list[Row] = []
     if r.get("mcp"):
         from bench.mcp_latency import summary_rows as mcp_rows
 
         rows += mcp_rows(r["mcp"])
+    return rows
+
+
+def _sharing_rows(r: dict[str, Any]) -> list[Row]:
+    """The shared embedding cache across two clones."""
+    rows: list[Row] = []
     sh = r.get("sharing")
     if sh:
         v = sh["ratio"]
@@ -424,6 +478,29 @@ def scale_rows(r: dict[str, Any]) -> list[Row]:
     return rows
 
 
+# Each step's rows, in the order the summary lists them.
+SUMMARY_STEPS: tuple[Callable[[dict[str, Any]], list[Row]], ...] = (
+    _model_rows,
+    _index_rows,
+    _first_rows,
+    _restart_rows,
+    _save_rows,
+    _latency_rows,
+    _quality_rows,
+    scale_rows,
+    _endpoint_rows,
+    _mcp_rows,
+    _sharing_rows,
+)
+
+
+def summary_rows(r: dict[str, Any]) -> list[Row]:
+    rows: list[Row] = []
+    for step in SUMMARY_STEPS:
+        rows += step(r)
+    return rows
+
+
 def scale_markdown(r: dict[str, Any]) -> list[str]:
     sc = r.get("scale")
     if not sc:
@@ -490,26 +567,9 @@ def _md_table(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def markdown(r: dict[str, Any]) -> str:
-    m = r["machine"]
-    parts = [
-        START,
-        f"### Run: `{r['command']}` — {m['date']}",
-        "",
-        f"Machine: {m['cpu']} ({m['cpu_family_model']}), {m['cores']} cores, "
-        f"{m['memory_gib']:.0f} GiB; SIMD: {', '.join(m['flags']) or 'none listed'}; "
-        f"{m['os']}; Python {m['python']}, SQLite {m['sqlite']}, "
-        + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
-        + f". Load average at start {m['load_at_start'][0]:.1f}, at the end "
-        f"{r.get('load_at_end', 0.0):.1f}; total run {r.get('seconds', 0) / 60:.0f} min.",
-        "",
-        f"Corpus: {r['corpus']}",
-        "",
-        "#### Summary",
-        "",
-        _md_table(["measure", "value", "target", "verdict"], [list(row) for row in summary_rows(r)]),
-        "",
-    ]
+def _model_section(r: dict[str, Any]) -> list[str]:
+    """1. Model throughput."""
+    parts: list[str] = []
     graphs = _get(r, "model", "graphs")
     if graphs:
         parts += [
@@ -532,6 +592,12 @@ def markdown(r: dict[str, Any]) -> str:
             ),
             "",
         ]
+    return parts
+
+
+def _index_section(r: dict[str, Any]) -> list[str]:
+    """1b/2. Indexing the standard library from scratch over LSP."""
+    parts: list[str] = []
     idx = r.get("index")
     if idx and idx.get("fresh") and idx.get("raw_before") and idx.get("raw_after"):
         raw_b, raw_a = idx["raw_before"], idx["raw_after"]
@@ -597,70 +663,41 @@ def markdown(r: dict[str, Any]) -> str:
             ),
             "",
         ]
+    return parts
+
+
+# The restart step's rows: (which run, which measure, its label, its format).
+RESTART_ROWS = (
+    ("server", "first_lexical_s", "server start → first lexical answer (s)", ".2f"),
+    ("server", "ready_s", "server start → ready (s)", ".2f"),
+    ("server", "cpu_at_ready_s", "  the server's CPU time until ready (s)", ".2f"),
+    ("cli", "wall_s", "`kenning index`, whole process (s)", ".2f"),
+    ("cli", "cpu_s", "  its CPU time (s)", ".2f"),
+    ("cli", "scan_s", "  of which the scan (s)", ".3f"),
+)
+
+
+def _restart_section(r: dict[str, Any]) -> list[str]:
+    """3. Unchanged restart and re-index: each measure's p50, max and count."""
     rs = r.get("restart")
-    if rs:
-        rows = []
-        if rs.get("server"):
-            s = rs["server"]
-            rows.append(
-                [
-                    "server start → first lexical answer (s)",
-                    f"{s['first_lexical_s']['p50']:.2f}",
-                    f"{s['first_lexical_s']['max']:.2f}",
-                    str(s["first_lexical_s"]["n"]),
-                ]
-            )
-            rows.append(
-                [
-                    "server start → ready (s)",
-                    f"{s['ready_s']['p50']:.2f}",
-                    f"{s['ready_s']['max']:.2f}",
-                    str(s["ready_s"]["n"]),
-                ]
-            )
-            if s.get("cpu_at_ready_s"):
-                rows.append(
-                    [
-                        "  the server's CPU time until ready (s)",
-                        f"{s['cpu_at_ready_s']['p50']:.2f}",
-                        f"{s['cpu_at_ready_s']['max']:.2f}",
-                        str(s["cpu_at_ready_s"]["n"]),
-                    ]
-                )
-        if rs.get("cli"):
-            c = rs["cli"]
-            rows.append(
-                [
-                    "`kenning index`, whole process (s)",
-                    f"{c['wall_s']['p50']:.2f}",
-                    f"{c['wall_s']['max']:.2f}",
-                    str(c["wall_s"]["n"]),
-                ]
-            )
-            if c.get("cpu_s"):
-                rows.append(
-                    [
-                        "  its CPU time (s)",
-                        f"{c['cpu_s']['p50']:.2f}",
-                        f"{c['cpu_s']['max']:.2f}",
-                        str(c["cpu_s"]["n"]),
-                    ]
-                )
-            if c.get("scan_s"):
-                rows.append(
-                    [
-                        "  of which the scan (s)",
-                        f"{c['scan_s']['p50']:.3f}",
-                        f"{c['scan_s']['max']:.3f}",
-                        str(c["scan_s"]["n"]),
-                    ]
-                )
-        parts += [
-            "#### 3. Unchanged restart and re-index (stdlib)",
-            "",
-            _md_table(["what", "p50", "max", "n"], rows),
-            "",
-        ]
+    if not rs:
+        return []
+    rows = []
+    for run, measure, label, fmt in RESTART_ROWS:
+        s = _get(rs, run, measure)
+        if s:
+            rows.append([label, format(s["p50"], fmt), format(s["max"], fmt), str(s["n"])])
+    return [
+        "#### 3. Unchanged restart and re-index (stdlib)",
+        "",
+        _md_table(["what", "p50", "max", "n"], rows),
+        "",
+    ]
+
+
+def _save_section(r: dict[str, Any]) -> list[str]:
+    """4. didSave → findable."""
+    parts: list[str] = []
     save = r.get("save")
     if save:
         parts += [
@@ -677,7 +714,12 @@ def markdown(r: dict[str, Any]) -> str:
             ),
             "",
         ]
-    memory_parts: list[str] = []
+    return parts
+
+
+def _latency_section(r: dict[str, Any]) -> list[str]:
+    """5. workspace/semanticSearch, and the large indexes it ran on."""
+    parts: list[str] = []
     lat = r.get("latency")
     if lat:
         rows = []
@@ -745,50 +787,12 @@ def markdown(r: dict[str, Any]) -> str:
                 ),
                 "",
             ]
-        rows = []
-        for key in ("10k", "100k", "symbols"):
-            x = lat.get(key)
-            if not x:
-                continue
-            mem = x.get("memory_mib", {})
-            rows.append(
-                [
-                    key,
-                    f"{x['chunks']:,}",
-                    f"{x['ready_s']:.1f}",
-                    f"{mem.get('VmRSS', 0):.0f}",
-                    f"{mem.get('VmHWM', 0):.0f}",
-                    f"{x['disk_bytes'] / 2**20:.0f}",
-                    f"{x['disk_per_chunk']:,.0f}",
-                ]
-            )
-        memory_parts = [
-            "#### 7. Memory and disk (server started on the prebuilt index, after the queries)",
-            "",
-            _table_or_missing(
-                [
-                    "index",
-                    "chunks",
-                    "start → ready (s)",
-                    "RSS (MiB)",
-                    "peak RSS (MiB)",
-                    "store (MiB)",
-                    "bytes/chunk",
-                ],
-                rows,
-                r,
-                "latency",
-            ),
-            "",
-        ]
-        idle = _get(lat, "100k", "idle")
-        if idle:
-            memory_parts += [
-                f"Idle at 100k chunks for {idle['seconds']:.0f} s: {idle['cpu_s']:.2f} s of CPU, "
-                f"{idle['write_bytes']:,} bytes written to disk ({idle['wchar']:,} bytes through "
-                "write calls, pipes included).",
-                "",
-            ]
+    return parts
+
+
+def _symbols_section(r: dict[str, Any]) -> list[str]:
+    """6. workspace/symbol side by side with other servers."""
+    parts: list[str] = []
     sym = r.get("symbols")
     if sym:
         rows = []
@@ -829,8 +833,64 @@ def markdown(r: dict[str, Any]) -> str:
             ),
             "",
         ]
-    parts += memory_parts
-    parts += scale_markdown(r)
+    return parts
+
+
+def _memory_section(r: dict[str, Any]) -> list[str]:
+    """7. Memory and disk, and the idle server."""
+    parts: list[str] = []
+    lat = r.get("latency")
+    if lat:
+        rows = []
+        for key in ("10k", "100k", "symbols"):
+            x = lat.get(key)
+            if not x:
+                continue
+            mem = x.get("memory_mib", {})
+            rows.append(
+                [
+                    key,
+                    f"{x['chunks']:,}",
+                    f"{x['ready_s']:.1f}",
+                    f"{mem.get('VmRSS', 0):.0f}",
+                    f"{mem.get('VmHWM', 0):.0f}",
+                    f"{x['disk_bytes'] / 2**20:.0f}",
+                    f"{x['disk_per_chunk']:,.0f}",
+                ]
+            )
+        parts = [
+            "#### 7. Memory and disk (server started on the prebuilt index, after the queries)",
+            "",
+            _table_or_missing(
+                [
+                    "index",
+                    "chunks",
+                    "start → ready (s)",
+                    "RSS (MiB)",
+                    "peak RSS (MiB)",
+                    "store (MiB)",
+                    "bytes/chunk",
+                ],
+                rows,
+                r,
+                "latency",
+            ),
+            "",
+        ]
+        idle = _get(lat, "100k", "idle")
+        if idle:
+            parts += [
+                f"Idle at 100k chunks for {idle['seconds']:.0f} s: {idle['cpu_s']:.2f} s of CPU, "
+                f"{idle['write_bytes']:,} bytes written to disk ({idle['wchar']:,} bytes through "
+                "write calls, pipes included).",
+                "",
+            ]
+    return parts
+
+
+def _quality_section(r: dict[str, Any]) -> list[str]:
+    """Retrieval quality."""
+    parts: list[str] = []
     q = r.get("quality")
     if q:
         rows = []
@@ -894,16 +954,76 @@ def markdown(r: dict[str, Any]) -> str:
                 ),
                 "",
             ]
+    return parts
+
+
+def _endpoint_section(r: dict[str, Any]) -> list[str]:
+    """The embedding endpoint step (bench/endpoint.py)."""
+    parts: list[str] = []
     if r.get("endpoint"):
         from bench.endpoint import markdown as endpoint_markdown
 
         parts += endpoint_markdown(r["endpoint"])
+    return parts
+
+
+def _mcp_section(r: dict[str, Any]) -> list[str]:
+    """The MCP step (bench/mcp_latency.py)."""
+    parts: list[str] = []
     if r.get("mcp"):
         from bench.mcp_latency import markdown as mcp_markdown
 
         parts += mcp_markdown(r["mcp"])
+    return parts
+
+
+def _errors_section(r: dict[str, Any]) -> list[str]:
+    """The steps that failed, with their errors."""
+    parts: list[str] = []
     if r.get("errors"):
         parts += ["#### Steps that failed in this run", "", *(f"- `{e}`" for e in r["errors"]), ""]
+    return parts
+
+
+# Each step's section after the summary, in the order the report gives them.
+SECTIONS: tuple[Callable[[dict[str, Any]], list[str]], ...] = (
+    _model_section,
+    _index_section,
+    _restart_section,
+    _save_section,
+    _latency_section,
+    _symbols_section,
+    _memory_section,
+    scale_markdown,
+    _quality_section,
+    _endpoint_section,
+    _mcp_section,
+    _errors_section,
+)
+
+
+def markdown(r: dict[str, Any]) -> str:
+    m = r["machine"]
+    parts = [
+        START,
+        f"### Run: `{r['command']}` — {m['date']}",
+        "",
+        f"Machine: {m['cpu']} ({m['cpu_family_model']}), {m['cores']} cores, "
+        f"{m['memory_gib']:.0f} GiB; SIMD: {', '.join(m['flags']) or 'none listed'}; "
+        f"{m['os']}; Python {m['python']}, SQLite {m['sqlite']}, "
+        + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
+        + f". Load average at start {m['load_at_start'][0]:.1f}, at the end "
+        f"{r.get('load_at_end', 0.0):.1f}; total run {r.get('seconds', 0) / 60:.0f} min.",
+        "",
+        f"Corpus: {r['corpus']}",
+        "",
+        "#### Summary",
+        "",
+        _md_table(["measure", "value", "target", "verdict"], [list(row) for row in summary_rows(r)]),
+        "",
+    ]
+    for section in SECTIONS:
+        parts += section(r)
     parts.append(END)
     return "\n".join(parts)
 

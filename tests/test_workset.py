@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kenning import indexer
 from kenning.config import Config
 from kenning.engine import Engine
 from kenning.folder import FolderIndex
-from kenning.indexer import IndexProgress, embed_pending, scan
+from kenning.indexer import IndexProgress, embed_pending, embedder, scan
 from kenning.store.schema import EMBEDDED_THROUGH
 from kenning.workset import WorkingSet, embed_order, recently_modified
 from tests.conftest import write_workspace
@@ -47,7 +46,7 @@ def _in_graph(engine: Engine, path: str) -> bool:
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     # Batches of 4 chunks: the 40 one-chunk files take ten batches, so order is observable.
-    monkeypatch.setattr(indexer, "EMBED_BATCH", 4)
+    monkeypatch.setattr(embedder, "EMBED_BATCH", 4)
 
 
 def test_only_first_embeds_the_working_set_and_leaves_the_mark(tmp_path: Path, small_batches: None) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 
 from kenning.config import Config
 from kenning.embedding.backend import EmbeddingBackend, EmbeddingUnavailable, RemoteBackend
+from kenning.state import IndexStates
 from kenning.store.db import Database, StoreCorrupt, StoreUnavailable, authenticate, sqlite_uri
 from kenning.store.location import StoreDir, open_store_dir, requested_store
 from kenning.store.lock import LockHeld, WriterLock
@@ -120,8 +121,8 @@ class Engine:
         self._unconnected: EmbeddingBackend | None = None
         self.read_only = False
         self.read_only_reason: str | None = None
-        self.state: IndexState = "scanning"
-        self.state_message: str | None = None
+        # The index's state and its message: moved only through this object (see kenning.state).
+        self.states = IndexStates()
         self.churn = 0
         self._generation = 0  # bumped whenever files, chunks or symbols change; caches key on it
         self._gen_lock = threading.Lock()
@@ -585,6 +586,14 @@ class Engine:
                 self.vectors_ready.set()
             except VectorFileInvalid as exc:
                 log.info("the writer's vector index is not usable yet (%s)", exc)
+
+    @property
+    def state(self) -> IndexState:
+        return self.states.state
+
+    @property
+    def state_message(self) -> str | None:
+        return self.states.message
 
     def status(self) -> Status:
         assert self.db is not None

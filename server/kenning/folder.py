@@ -13,14 +13,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from kenning.config import Config
 from kenning.engine import EncoderFactory, Engine, Status, default_encoder_factory
-from kenning.indexer import EMBED_BATCH, FirstPaths, IndexProgress, embed_pending, scan
+from kenning.indexer import EMBED_BATCH, FirstPaths, IndexProgress, embed_pending, scan, update
+from kenning.state import Transition
 from kenning.store.db import StoreCorrupt
 from kenning.store.trust import StoreRefused
 from kenning.symbols import SymbolSearch
@@ -242,15 +243,14 @@ class FolderIndex:
             self.engine.open()
         except (StoreCorrupt, StoreRefused, OSError) as exc:
             self.open_error = f"cannot open the index of {self.root}: {exc}"
-            self.engine.state = "error"
+            self.engine.states.fail(self.open_error)
             log.error("%s", self.open_error)
             self.opened.set()
             self._emit_status(force=True)
             return
         self.opened.set()
         if self.engine.read_only:
-            self.engine.state = "ready"
-            self.engine.state_message = self.engine.read_only_reason
+            self.engine.states.ready(self.engine.read_only_reason)
             self._emit_status(force=True)
             return  # another process keeps this index current; we only read it
         self._emit_status(force=True)
@@ -263,8 +263,7 @@ class FolderIndex:
                 self._do(job)
             except Exception as exc:
                 log.exception("indexing %s failed", self.root)
-                self.engine.state = "error"
-                self.engine.state_message = f"indexing failed: {exc}"
+                self.engine.states.fail(f"indexing failed: {exc}")
                 self._emit_status(force=True)
 
     def _next_job(self) -> _Job | None:
@@ -332,14 +331,23 @@ class FolderIndex:
                 engine.reopen(lost)
                 job.full = True
                 if engine.read_only:  # another process built the new store and still writes it
-                    engine.state = "ready"
-                    engine.state_message = engine.read_only_reason
+                    engine.states.ready(engine.read_only_reason)
                     return
-            engine.state = "scanning"
-            engine.state_message = None
-            self._emit_status(force=True)
 
             opened_done: set[str] = set()  # open files the working-set step has handled in this job
+            embedding_began = False
+
+            def on_phase(move: Transition) -> None:
+                """A phase of the run began: tell the client now (its end is told below)."""
+                nonlocal embedding_began
+                if not move.began:
+                    return
+                self._emit_status(force=True)
+                if move.new == "embedding":
+                    embedding_began = True
+                elif job.full:
+                    # The files open in the editor are embedded before the full scan starts.
+                    self._embed_opened_first(should_stop, token, opened_done, 0)
 
             def on_progress(p: IndexProgress) -> None:
                 if p.phase == "scanning" and job.full:
@@ -358,49 +366,33 @@ class FolderIndex:
                         self.reporter.progress_report(token, msg, 20 + min(pct, 100) * 4 // 5)
                 self._emit_status()
 
-            if job.full:
-                self._embed_opened_first(should_stop, token, opened_done, 0)
-            scanned = scan(
-                engine,
-                None if job.full else sorted(job.paths),
-                progress=on_progress,
-                should_stop=should_stop,
-                exclude_dirs=self.exclude_dirs,
-            )
-            if scanned.note:
-                engine.state_message = scanned.note  # an empty index says why (status, CLI)
-            if should_stop():
+            with engine.states.listening(on_phase):
+                # An edit's few new vectors do not rewrite the whole graph file (defer_save); a
+                # full scan does, so other readers of the store (a second server, the CLI) see
+                # its graph.
+                _, report = update(
+                    engine,
+                    None if job.full else sorted(job.paths),
+                    progress=on_progress,
+                    should_stop=should_stop,
+                    exclude_dirs=self.exclude_dirs,
+                    defer_save=not job.full,
+                    first=self._first_paths(job.full),
+                )
+            if not embedding_began:
                 end_message = "cancelled: lexical search works; run kenning.reindex to resume"
-                engine.state = "embedding" if engine.status().pending else "ready"
-                return
-            engine.state = "embedding"
-            self._emit_status(force=True)
-            # An edit's few new vectors do not rewrite the whole graph file (defer_save); a full
-            # scan does, so other readers of the store (a second server, the CLI) see its graph.
-            report = embed_pending(
-                engine,
-                progress=on_progress,
-                should_stop=should_stop,
-                defer_save=not job.full,
-                first=self._first_paths(job.full),
-            )
-            engine.prune_embedding_cache()
-            if report.unavailable is not None:
+            elif report.unavailable is not None:
                 # Stored vectors stay and search answers lexically; embedding resumes later.
                 retry_at = report.retry_at or time.time() + 30
                 when = time.strftime("%H:%M:%S", time.localtime(retry_at))
-                engine.state = "embedding"
-                engine.state_message = f"{report.unavailable}; lexical results only, retrying at {when}"
-                end_message = engine.state_message
+                end_message = f"{report.unavailable}; lexical results only, retrying at {when}"
+                engine.states.note(end_message)
                 self._retry_at = retry_at
-                log.warning("%s", engine.state_message)
+                log.warning("%s", end_message)
             elif report.cancelled:
                 end_message = "embedding cancelled: lexical search works; reindex to resume"
-                engine.state = "embedding"
-            else:
-                engine.state = "ready"
-                if engine.model_error:
-                    end_message = engine.model_error
+            elif engine.model_error:
+                end_message = engine.model_error
         except Exception as exc:
             end_message = f"failed: {exc}"
             raise
@@ -436,13 +428,20 @@ class FolderIndex:
 
     def _first_paths(self, full: bool) -> FirstPaths:
         """What the embedding pass takes first: the open files, and after a full scan with more
-        than a batch to embed, the most recently modified files (the user's working set)."""
-        recent: list[str] = []
-        db = self.engine.db
-        if full and db is not None and db.counts()["pending"] > EMBED_BATCH:
-            recent = recently_modified(self.engine)
+        than a batch to embed, the most recently modified files (the user's working set). The
+        recent files are looked up at the pass's first batch, when the scan has run."""
+        recent: list[str] | None = None
         working_set = self.working_set
-        return lambda: embed_order(working_set.paths(), recent)
+
+        def first() -> Sequence[str]:
+            nonlocal recent
+            if recent is None:
+                db = self.engine.db
+                pending = db.counts()["pending"] if full and db is not None else 0
+                recent = recently_modified(self.engine) if pending > EMBED_BATCH else []
+            return embed_order(working_set.paths(), recent)
+
+        return first
 
     def _emit_status(self, *, force: bool = False) -> None:
         now = time.monotonic()

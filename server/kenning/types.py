@@ -10,6 +10,7 @@ from typing import Literal, get_args
 # A folder's index, as ``kenning/indexStatus`` reports it (protocol.ts IndexState): discovering
 # and reading files, computing vectors for new chunks, answering fully, or failed (the message
 # says why). ``lexicalOnly`` in a search answer is a property of the answer, not a state.
+# Held and moved by ``kenning.state.IndexStates``, nowhere else.
 IndexState = Literal["scanning", "embedding", "ready", "error"]
 INDEX_STATES: tuple[IndexState, ...] = get_args(IndexState)
 # What an indexing run is doing, as its progress callbacks say (a state without "error").

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_lsp
 from lsprotocol import types as T
-from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 SERVER_CMD = [sys.executable, "-m", "kenning", "serve"]
 SERVER_ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -113,3 +114,10 @@ def uri_of():
         return Path(os.path.realpath(path)).as_uri()
 
     return make
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_CMD, server_env=SERVER_ENV))
+async def client(lsp_client: LanguageClient):
+    """The real `kenning serve` over stdio, one per test; each test starts its own session."""
+    yield
+    await asyncio.wait_for(lsp_client.shutdown_session(), 30)

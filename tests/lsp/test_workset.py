@@ -9,13 +9,12 @@ import os
 import time
 from pathlib import Path
 
-import pytest_lsp
 from lsprotocol import types as T
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from tests.conftest import write_workspace
 
-from .conftest import SERVER_CMD, SERVER_ENV, search, start_session, wait_ready
+from .conftest import search, start_session, wait_ready
 
 OPENED = "zz/billing/invoice.py"  # last in every order but the working set's
 OPENED_TEXT = (
@@ -23,12 +22,6 @@ OPENED_TEXT = (
     "    subtotal = sum(line.price * line.quantity for line in lines)\n"
     "    return subtotal + subtotal * rate\n"
 )
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_CMD, server_env=SERVER_ENV))
-async def client(lsp_client: LanguageClient):
-    yield
-    await asyncio.wait_for(lsp_client.shutdown_session(), 30)
 
 
 async def _status(client: LanguageClient) -> dict[str, int]:

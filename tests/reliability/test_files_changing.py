@@ -21,6 +21,7 @@ _SCRIPT = textwrap.dedent("""
     import hashlib, json, sys
     from pathlib import Path
     import kenning.indexer as indexer
+    import kenning.indexer.scanner as scanner
     from kenning.config import Config
     from kenning.engine import Engine
     from kenning.search import SearchQuery, search
@@ -31,16 +32,16 @@ _SCRIPT = textwrap.dedent("""
         indexer.update(engine)
         (root / "geometry.py").write_text("def fresh_gecko_area():\\n    return 1\\n")
         (root / "uploads.py").write_text("def qzbetweenversionxq():\\n    return 2\\n")
-        real_read = indexer.read_source
+        real_read = scanner.read_source
         def racing_read(entry, **kwargs):
             if entry.path == "geometry.py":      # deleted after the walk listed it
                 (root / "geometry.py").unlink()
             if entry.path == "uploads.py":       # rewritten after the walk stat'ed it
                 (root / "uploads.py").write_text("def newest_upload_retry_version():\\n    pass\\n")
             return real_read(entry, **kwargs)
-        indexer.read_source = racing_read
+        scanner.read_source = racing_read
         report, _ = indexer.update(engine)
-        indexer.read_source = real_read
+        scanner.read_source = real_read
         out["changed"], out["skipped"] = report.files_changed, report.skipped
         q = lambda text: [h.path for h in search(engine, SearchQuery(text, mode="lexical")).hits]
         out["old_geometry"] = q("circle_area")

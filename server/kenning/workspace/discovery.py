@@ -10,7 +10,6 @@ their ``stat`` (too large, not a regular file, a link leading outside) come with
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from kenning.config import DEFAULT_MAX_FILE_SIZE
 from kenning.workspace.entries import Discovery, FileEntry, SkipReason
-from kenning.workspace.files import classify, realpath, relative_inside, too_long, valid_rel
+from kenning.workspace.files import classify, realpath, relative_inside, stat_candidate, valid_rel
 from kenning.workspace.git import git_explain_ignored, git_ls_files
 from kenning.workspace.ignore import Rules
 from kenning.workspace.walk import Walker, walk_paths
@@ -89,17 +88,11 @@ def _from_git(root: str, names: list[str], rules: Rules, max_file_size: int) -> 
             continue
         if why is not None:
             continue  # gone, or below a link that stays inside: not entered, as in a walk
-        if too_long(abs_path):
-            skipped[rel] = SkipReason.PATH_TOO_LONG
-            continue
-        try:
-            st = os.lstat(abs_path)
-        except FileNotFoundError:
+        st = stat_candidate(abs_path)
+        if st is None:
             continue  # tracked but deleted from disk: simply not there
-        except OSError as exc:
-            skipped[rel] = (
-                SkipReason.PATH_TOO_LONG if exc.errno == errno.ENAMETOOLONG else SkipReason.UNREADABLE
-            )
+        if isinstance(st, SkipReason):
+            skipped[rel] = st
             continue
         result = classify(root, rel, abs_path, st, rules, max_file_size)
         if isinstance(result, FileEntry):

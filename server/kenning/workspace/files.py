@@ -1,13 +1,15 @@
 """Paths on disk relative to a real root, and the ``stat``-level verdict on one of them
-(:func:`classify`): a regular file within the size cap, or the reason it is left out — a link
-leading outside the root (or into ``.git`` or a store), a broken link, not a regular file, too
-large. Shared by both listings, git's and the walk.
+(:func:`stat_candidate`, then :func:`classify`): a regular file within the size cap, or the reason
+it is left out — a path too long, a link leading outside the root (or into ``.git`` or a store), a
+broken link, not a regular file, too large. Shared by both listings, git's and the walk.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,23 @@ except (OSError, ValueError, AttributeError):
 
 def too_long(abs_path: str) -> bool:
     return len(os.fsencode(abs_path)) >= PATH_MAX
+
+
+def stat_candidate(
+    abs_path: str, lstat: Callable[[], os.stat_result] | None = None
+) -> os.stat_result | SkipReason | None:
+    """The first look at a path a listing named, the same for git's and the walk's: too long
+    for the system's calls (``PATH_TOO_LONG``), its ``lstat`` (or ``lstat()``: a walk's stat
+    through the directory's descriptor), None when it vanished since it was listed (simply not
+    there), or why it could not be looked at."""
+    if too_long(abs_path):
+        return SkipReason.PATH_TOO_LONG
+    try:
+        return os.lstat(abs_path) if lstat is None else lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return SkipReason.PATH_TOO_LONG if exc.errno == errno.ENAMETOOLONG else SkipReason.UNREADABLE
 
 
 def realpath(path: str) -> str | None:

@@ -6,13 +6,14 @@ opened without following its last component and checked against the inode its pa
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import stat
 from collections.abc import Sequence
 
 from kenning.workspace.entries import Discovery, FileEntry, SkipReason
-from kenning.workspace.files import classify, too_long
+from kenning.workspace.files import classify, stat_candidate, too_long
 from kenning.workspace.ignore import Chain, Rules, chain_says_ignored, compile_ignore, read_ignore_lines
 from kenning.workspace.names import display_path
 from kenning.workspace.reading import DIR_FLAGS, NOFOLLOW
@@ -126,17 +127,14 @@ class Walker:
             if self.rules.file_excluded(rel) or chain_says_ignored(chain, rel, is_dir=False):
                 continue
             abs_path = self.prefix + rel
-            if too_long(abs_path):
-                self.skipped[rel] = SkipReason.PATH_TOO_LONG
+            # Stat through the listed entry (the directory's descriptor), never the full path.
+            found = stat_candidate(abs_path, functools.partial(entry.stat, follow_symlinks=False))
+            if found is None:
                 continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
+            if isinstance(found, SkipReason):
+                self.skipped[rel] = found
                 continue
-            except OSError:
-                self.skipped[rel] = SkipReason.UNREADABLE
-                continue
-            result = classify(self.root, rel, abs_path, st, self.rules, self.max_file_size)
+            result = classify(self.root, rel, abs_path, found, self.rules, self.max_file_size)
             if isinstance(result, FileEntry):
                 self.files.append(result)
             else:
@@ -194,15 +192,11 @@ def walk_paths(root: str, rels: Sequence[str], rules: Rules, max_file_size: int)
         if chain is None or name == ".git":
             continue
         abs_path = prefix + rel
-        if too_long(abs_path):
-            skipped[rel] = SkipReason.PATH_TOO_LONG
+        st = stat_candidate(abs_path)
+        if st is None:
             continue
-        try:
-            st = os.lstat(abs_path)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            skipped[rel] = SkipReason.UNREADABLE
+        if isinstance(st, SkipReason):
+            skipped[rel] = st
             continue
         if stat.S_ISDIR(st.st_mode):
             if inside(rel) is not None:  # the walk re-reads its own .gitignore when listing it

@@ -1,0 +1,54 @@
+"""What a file's text becomes in the store: chunk rows (with the key of the exact text the model
+sees for each) and symbol rows."""
+
+from __future__ import annotations
+
+import hashlib
+
+from kenning.chunking import chunk_source
+from kenning.lexical import name_parts, split_identifiers
+from kenning.store.rows import NewChunk, NewSymbol
+from kenning.workspace import SourceText
+
+
+def embed_input(path: str, header: str, text: str) -> str:
+    """The exact text the model sees for a chunk: where it lives, then what it is."""
+    return f"{path}\n{header}\n{text}" if header else f"{path}\n{text}"
+
+
+def embed_key(model_input: str) -> bytes:
+    return hashlib.blake2b(model_input.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def new_chunks(path: str, source: SourceText, language: str) -> tuple[list[NewChunk], list[NewSymbol]]:
+    chunked = chunk_source(path, source.text, language)
+    path_words = " ".join(name_parts(path))
+    chunks = []
+    for c in chunked.chunks:
+        idents = split_identifiers(c.text)
+        symbol_words = " ".join(name_parts(c.symbol)) if c.symbol else ""
+        chunks.append(
+            NewChunk(
+                start_line=c.start_line,
+                end_line=c.end_line,
+                kind=c.kind,
+                symbol=c.symbol,
+                header=c.header,
+                text=c.text,
+                idents=f"{symbol_words} {path_words} {idents}".strip(),
+                embed_key=embed_key(embed_input(path, c.header, c.text)),
+            )
+        )
+    symbols = [
+        NewSymbol(
+            name=s.name,
+            kind=s.kind,
+            container=s.container,
+            start_line=s.start_line,
+            end_line=s.end_line,
+            name_line=s.name_line,
+            name_col=s.name_col,
+        )
+        for s in chunked.symbols
+    ]
+    return chunks, symbols

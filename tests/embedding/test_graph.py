@@ -1,0 +1,164 @@
+"""The optimised graph: it agrees and ranks like the original, is built once and cached, and a
+broken or rejected one is rebuilt or falls back."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kenning.embedding import Encoder, ModelError, resolve_model
+from kenning.embedding.cache import sha256_hex
+
+from .conftest import CODE, QUERIES, cosines, varied_texts
+
+
+def test_optimized_agrees_with_original(original: Encoder, optimized: Encoder) -> None:
+    texts = [*CODE.values(), *QUERIES.values(), *varied_texts()[:12]]
+    agreement = cosines(original.embed_documents(texts), optimized.embed_documents(texts))
+    print(f"optimized vs original cosine: min {agreement.min():.4f} mean {agreement.mean():.4f}")
+    assert agreement.mean() >= 0.98
+    assert agreement.min() >= 0.95
+
+
+def test_optimized_ranks_like_original(original: Encoder, optimized: Encoder) -> None:
+    names = list(CODE)
+    rankings = []
+    for encoder in (original, optimized):
+        docs = encoder.embed_documents([CODE[n] for n in names])
+        queries = np.stack([encoder.embed_query(QUERIES[n]) for n in names])
+        rankings.append(np.argsort(-(queries @ docs.T), axis=1))
+    orig, opt = rankings
+    assert (orig[:, 0] == opt[:, 0]).all()  # the same best match for every query
+    overlap = np.mean([len(set(orig[i, :3]) & set(opt[i, :3])) / 3 for i in range(len(names))])
+    assert overlap >= 0.9
+    # and the model does its job: most queries find their own code first
+    assert (orig[:, 0] == np.arange(len(names))).mean() >= 0.75
+
+
+def test_optimized_graph_is_cached(cache_root: Path, optimized: Encoder) -> None:
+    files = sorted(p.name for p in (cache_root / "models").iterdir())
+    sha16 = optimized.model_id.split(":")[1]
+    assert f"{sha16}-optimized-v1.onnx" in files
+    assert f"{sha16}-optimized-v1.onnx.json" in files
+    started = time.perf_counter()
+    again = Encoder.load(variant="auto", threads=2)
+    elapsed = time.perf_counter() - started
+    print(f"cached load: {elapsed:.2f} s")
+    assert again.variant == "optimized" and again.model_id == optimized.model_id
+    started = time.perf_counter()
+    for _ in range(20):
+        again.embed_query("read a config file")
+    print(f"query latency: {(time.perf_counter() - started) / 20 * 1000:.1f} ms")
+
+
+def test_corrupt_cached_graph_is_rebuilt(
+    fresh_cache: Path, cache_root: Path, optimized: Encoder, caplog: pytest.LogCaptureFixture
+) -> None:
+    shutil.copytree(cache_root / "models", fresh_cache / "models")  # a good cache, no build
+    first = Encoder.load(variant="auto", threads=2)
+    assert first.variant == "optimized"
+    path = next((fresh_cache / "models").glob("*-optimized-v1.onnx"))
+    good = path.read_bytes()
+    path.write_bytes(good[: len(good) // 2] + bytes(len(good) - len(good) // 2))
+    with caplog.at_level(logging.WARNING, logger="kenning.embedding"):
+        second = Encoder.load(variant="auto", threads=2)
+    assert "does not match its recorded hash" in caplog.text
+    assert second.variant == "optimized" and second.model_id == first.model_id
+    rebuilt = path.read_bytes()
+    sidecar = json.loads(path.with_name(path.name + ".json").read_text())
+    assert sidecar["sha256"] == sha256_hex(rebuilt)
+    texts = list(CODE.values())
+    assert cosines(second.embed_documents(texts), optimized.embed_documents(texts)).min() > 0.999
+
+
+def test_cached_graph_that_does_not_load_is_rebuilt(
+    fresh_cache: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Garbage with a matching sidecar passes the hash check; loading it must catch it.
+    sha16 = sha256_hex(resolve_model(None).onnx_path.read_bytes())[:16]
+    models = fresh_cache / "models"
+    models.mkdir(parents=True)
+    path = models / f"{sha16}-optimized-v1.onnx"
+    path.write_bytes(b"not an onnx model")
+    sidecar = {"sha256": sha256_hex(b"not an onnx model")}
+    path.with_name(path.name + ".json").write_text(json.dumps(sidecar))
+    with caplog.at_level(logging.WARNING, logger="kenning.embedding"):
+        encoder = Encoder.load(variant="auto", threads=2)
+    assert "cannot be used" in caplog.text
+    assert encoder.variant == "optimized"
+    assert path.read_bytes() != b"not an onnx model"
+
+
+def test_concurrent_builders_share_one_result(fresh_cache: Path) -> None:
+    results: list[Encoder] = []
+    errors: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            results.append(Encoder.load(variant="optimized", threads=1))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=load) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 2
+    assert results[0].model_id == results[1].model_id
+    models = fresh_cache / "models"
+    leftovers = [p.name for p in models.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+    path = next(models.glob("*-optimized-v1.onnx"))
+    sidecar = json.loads(path.with_name(path.name + ".json").read_text())
+    assert sidecar["sha256"] == sha256_hex(path.read_bytes())
+
+
+def test_without_onnx_auto_falls_back_to_original(
+    fresh_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "onnx", None)  # as if the package were not installed
+    with caplog.at_level(logging.WARNING, logger="kenning.embedding"):
+        encoder = Encoder.load(variant="auto", threads=2)
+    assert encoder.variant == "original"
+    assert ":original:" in encoder.model_id
+    assert "using the original graph" in caplog.text and "onnx" in caplog.text
+    # Not remembered as a failure: once onnx is installed, the next start builds.
+    assert not list((fresh_cache / "models").glob("*.failed"))
+    with pytest.raises(ModelError, match="optimised graph"):
+        Encoder.load(variant="optimized")
+
+
+def test_a_rejected_graph_is_not_retried_by_auto(
+    fresh_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import kenning.embedding.encoder as encoder_module
+
+    real_threshold, real_optimize = encoder_module._MIN_MEAN_COSINE, encoder_module.optimize_graph
+    # A recipe that does not fit a model shows as disagreement with the original graph.
+    monkeypatch.setattr(encoder_module, "_MIN_MEAN_COSINE", 1.01)
+    with caplog.at_level(logging.WARNING, logger="kenning.embedding"):
+        assert Encoder.load(variant="auto", threads=2).variant == "original"
+    assert "disagrees with the original" in caplog.text
+    notes = list((fresh_cache / "models").glob("*.failed"))
+    assert len(notes) == 1 and "disagrees" in notes[0].read_text()
+    assert not list((fresh_cache / "models").glob("*.onnx"))  # nothing unvalidated cached
+    # The next "auto" start does not pay for the build again ...
+    monkeypatch.setattr(encoder_module, "optimize_graph", None)  # would raise if called
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kenning.embedding"):
+        assert Encoder.load(variant="auto").variant == "original"
+    assert caplog.text == ""
+    # ... while asking for the optimised graph explicitly retries, and succeeds once it can.
+    monkeypatch.setattr(encoder_module, "_MIN_MEAN_COSINE", real_threshold)
+    monkeypatch.setattr(encoder_module, "optimize_graph", real_optimize)
+    assert Encoder.load(variant="optimized").variant == "optimized"
+    assert not list((fresh_cache / "models").glob("*.failed"))
