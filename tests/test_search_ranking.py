@@ -53,6 +53,18 @@ def test_a_name_part_spells_the_query_word_it_begins() -> None:
     assert s.name_boost({"zero"}, "zeroed_page") == 0.0
 
 
+def test_a_name_spelled_more_fully_clearly_outranks_its_sibling() -> None:
+    # "Constructs a new box with uninitialized contents in the provided allocator": the dense
+    # half cannot tell `Box.new_uninit_in` from `Box.new_in` (ranks 22 and 2 in bench.multilang's
+    # Rust set), so the name boost must: three parts spelled against two is worth more than
+    # the square root of 3/2 (1.22) the boost used to give it.
+    terms = {"constructs", "a", "new", "box", "with", "uninitialized", "contents", "in", "the"}
+    terms |= {"provided", "allocator"}
+    full = s.name_boost(terms, "new_uninit_in")
+    sibling = s.name_boost(terms, "new_in")
+    assert full > 1.3 * sibling > 0
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from kenning.embedding import Encoder

@@ -35,7 +35,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # scan (unchanged model inputs keep their vectors). Bump it with every change to the chunks.
 #  2: TypeScript overloads glued to their implementation; context lines in method headers.
 #  3: every definition's header led by its name in plain words.
-CHUNKER_VERSION = 3
+#  4: trait and interface member declarations as chunks of their own (Rust, Go, TypeScript).
+CHUNKER_VERSION = 4
 
 log = logging.getLogger(__name__)
 

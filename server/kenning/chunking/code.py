@@ -15,7 +15,10 @@ module derives both outputs:
   does not show. Comments, decorators and attributes directly above a definition belong to it.
 
 A one-line definition is not a chunk of its own (a run of one-line functions or type aliases is
-packed into one window instead of a chunk per line); it still gets its symbol. TypeScript
+packed into one window instead of a chunk per line); it still gets its symbol. The exception is
+a member declaration of a trait or interface (Rust ``fn read_at(…);``, a Go interface method, a
+TypeScript method signature): when the trait declares two or more, it is split even if it fits,
+and each declaration is a chunk with the trait named in its header. TypeScript
 overload signatures belong to the implementation below them (one chunk: how it is called and
 what it does). Top-level windows holding only imports (and comments) get kind ``imports``, and
 comment-only windows before the first code (licence headers) kind ``preamble``, so search can
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 
 from kenning.chunking.grammars import (
+    DECLARING_KINDS,
     TYPE_KINDS,
     Compiled,
     Grammar,
@@ -271,9 +275,14 @@ class CodeChunker:
             own_path = path + qualifier + (tuple(name.split("::")) if name else ())
             if rule.scope and not deep:
                 scopes.append(_Scope(end_byte, own_path, kind, name))
-            if rule.chunk and not deep:
+            chunk = rule.chunk
+            if rule.declaration:
+                chunk = parent is not None and parent.kind in DECLARING_KINDS
+            if chunk and not deep:
                 first_line = self._first_line(span, name)
-                if span_end > first_line:  # one-liners stay in the windows around them
+                # One-liners stay in the windows around them, but a trait's or interface's
+                # member declarations are what a reader looks for in it: each is its own chunk.
+                if span_end > first_line or rule.declaration:
                     self.units.append(
                         _Unit(
                             rule=rule,
@@ -445,9 +454,15 @@ class CodeChunker:
     def _emit_unit(
         self, unit: _Unit, start: int, end: int, merged: bool, headers: tuple[str, ...], depth: int
     ) -> None:
-        if self.index.size(start, end) <= self.budget:
+        splittable = unit.rule.container and unit.children and not merged and depth < _MAX_NESTING
+        # A trait or interface declaring two members or more is split even when it fits: each
+        # declaration its own chunk, the trait named in its header. With one, the container's
+        # chunk is already about that member.
+        if self.index.size(start, end) <= self.budget and not (
+            splittable and sum(child.rule.declaration for child in unit.children) >= 2
+        ):
             self.out.append(_Out(start, end, unit.kind, unit.qualname, headers))
-        elif unit.rule.container and unit.children and not merged and depth < _MAX_NESTING:
+        elif splittable:
             self._emit_region(start, end, unit.children, unit, headers, depth + 1)
         else:
             self._emit_windows(start, end, unit, headers)

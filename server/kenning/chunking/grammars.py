@@ -185,6 +185,10 @@ class Rule:
     symbol: bool = True  # False: a scope or chunk without a symbol of its own (Rust impl)
     sig_from_span: bool = False  # signature starts at the wrapper (``const f = () =>``)
     name_pattern: str | None = None  # regex the name must match (Python UPPER_CASE constants)
+    # A member declaration (``fn f(&self);`` in a trait, a method signature in an interface): a
+    # chunk of its own, one line or not, but only directly inside a trait or interface (see
+    # DECLARING_KINDS); its container is then always split, even when it fits the budget.
+    declaration: bool = False
 
 
 @dataclass(frozen=True)
@@ -283,7 +287,7 @@ _TS_RULES: dict[str, Rule] = {
     "enum": Rule("enum", chunk=True, scope=True),
     "namespace": Rule("namespace", chunk=True, container=True, scope=True),
     "function_signature": Rule("function"),
-    "method_signature": Rule("method"),
+    "method_signature": Rule("method", declaration=True),
     "property": Rule("property"),
     "field": Rule("field", names=names_in("name")),
 }
@@ -401,10 +405,10 @@ GRAMMARS: dict[str, Grammar] = {
             "function": _FUNC,
             "method": Rule("method", names=go_method_name, chunk=True, scope=True),
             "struct": Rule("struct", chunk=True, scope=True),
-            "interface": Rule("interface", chunk=True, scope=True),
+            "interface": Rule("interface", chunk=True, container=True, scope=True),
             "type": Rule("type", chunk=True, scope=True),
             "field": Rule("field"),
-            "method_elem": Rule("method"),
+            "method_elem": Rule("method", declaration=True),
             "constant": Rule("constant"),
             "variable": Rule("variable"),
         },
@@ -442,7 +446,7 @@ GRAMMARS: dict[str, Grammar] = {
         """,
         rules={
             "function": _FUNC,
-            "function_signature": Rule("function"),
+            "function_signature": Rule("function", declaration=True),
             "struct": Rule("struct", chunk=True, scope=True),
             "enum": Rule("enum", chunk=True, scope=True),
             "trait": Rule("trait", chunk=True, container=True, scope=True),
@@ -559,6 +563,10 @@ GRAMMARS["tsx"] = _typescript("tsx", "language_tsx")
 
 # Symbol kinds whose functions are methods.
 TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
+# Containers whose member declarations (Rule.declaration) are chunks of their own: a one-line
+# `fn next(&mut self) -> Option<Self::Item>;` inside a trait window is found only through its
+# neighbours' text. Elsewhere (TypeScript class overloads, Rust `extern` blocks) they are not.
+DECLARING_KINDS = frozenset({"trait", "interface"})
 
 _lock = threading.Lock()
 _local = threading.local()

@@ -5,7 +5,6 @@ name the chunk's definition; then hits, without duplicate texts or overlapping s
 from __future__ import annotations
 
 import logging
-import math
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -58,7 +57,10 @@ def name_boost(terms: set[str], symbol: str | None, owner_terms: set[str] | None
     # holds the exact identifier the user typed.
     if common * 2 < len(parts):
         return 0.0
-    boost: float = tuning.NAME_BOOST * (common / len(parts)) * math.sqrt(common / len(terms))
+    # A name the query spells more fully (more of its parts, a larger share of the query) wins
+    # over its siblings: `new_uninit_in` over `new_in` for "new box, uninitialized, in …".
+    spelt_share = (common / len(terms)) ** tuning.NAME_TERMS_POWER
+    boost: float = tuning.NAME_BOOST * (common / len(parts)) * spelt_share
     if owner and tuning.OWNER_BOOST:
         # `Filter next_back`: the owner's name tells same-named methods of sibling types apart.
         owner_parts = set(name_parts(owner.rsplit(".", 1)[-1]))
