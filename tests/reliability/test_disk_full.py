@@ -77,6 +77,7 @@ _ENGINE = textwrap.dedent("""
     import kenning.store.vectors as vectors
     from kenning.config import Config
     from kenning.engine import Engine
+    from kenning.engine.vectors import recorded_vector_file
     from kenning.indexer import update
     from kenning.search import SearchQuery, search
 
@@ -84,7 +85,7 @@ _ENGINE = textwrap.dedent("""
     out = {}
     engine = Engine(root, Config(model=model)).open()
     update(engine)
-    before = engine._recorded_vector_file()
+    before = recorded_vector_file(engine.db)
     (root / "late.py").write_text("def late_numbat_sighting():\\n    return 1\\n")
 
     # The graph is serialised in memory and written by kenning: the device fills up midway.
@@ -101,8 +102,8 @@ _ENGINE = textwrap.dedent("""
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
     out["tmp_after_failure"] = sorted(p.name for p in engine.store_dir.glob("*.tmp"))
-    out["recorded_unchanged"] = engine._recorded_vector_file() == before
-    vectors.VectorIndex.load(engine.store_dir, engine._recorded_vector_file(), engine._key)  # still loads
+    out["recorded_unchanged"] = recorded_vector_file(engine.db) == before
+    vectors.VectorIndex.load(engine.store_dir, recorded_vector_file(engine.db), engine._key)  # still loads
     out["lexical"] = [h.path for h in search(engine, SearchQuery("late_numbat_sighting",
                                                                  mode="lexical")).hits]
     out["dense"] = len(search(engine, SearchQuery("helper items total", mode="semantic")).hits)
@@ -114,7 +115,7 @@ _ENGINE = textwrap.dedent("""
         update(engine)
         hits = search(engine, SearchQuery("late numbat sighting", mode="semantic")).hits
         out["dense_late"] = hits[0].path if hits else None
-        after = engine._recorded_vector_file()
+        after = recorded_vector_file(engine.db)
         out["saved_after"] = after is not None and after != before
     out["tmp_left"] = sorted(p.name for p in engine.store_dir.glob("*.tmp"))
     print(json.dumps(out))
