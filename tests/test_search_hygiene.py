@@ -105,3 +105,20 @@ def test_a_store_chunked_by_another_version_rechunks_unchanged_files(tmp_path: P
         assert scan(eng).files_changed == len(FILES)
         assert eng.db.get_meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION)
         assert scan(eng).files_changed == 0
+
+
+def test_a_first_index_stopped_early_does_not_rechunk_what_it_committed(tmp_path: Path) -> None:
+    """A first scan stopped after its first batch leaves those files committed by this chunker;
+    the next scan chunks only the rest (a killed first index used to start over)."""
+    from kenning.indexer import scan
+    from kenning.indexer.scanner import SCAN_BATCH_FILES
+
+    total = SCAN_BATCH_FILES + 50
+    for n in range(total):
+        (tmp_path / f"m{n}.py").write_text(f"def f{n}():\n    return {n}\n")
+    batches = iter([False, True])
+    with Engine(tmp_path, Config()).open() as eng:
+        first = scan(eng, should_stop=lambda: next(batches))
+        assert 0 < first.files_changed < total
+        assert scan(eng).files_changed == total - first.files_changed
+        assert scan(eng).files_changed == 0

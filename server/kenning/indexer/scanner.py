@@ -83,8 +83,14 @@ def _scan(
         if any(p.strip("/") in ("", ".") for p in paths):
             paths = None  # an event for the root directory itself: everything may have changed
     # Files chunked by another chunker version are chunked again even when unchanged; only
-    # a full scan that finishes records the new version.
+    # a full scan that finishes records the new version. A store without files has nothing
+    # another chunker made: record this one now, or a first index killed before it finished
+    # would chunk its committed files all over again on the next start.
     rechunk = db.get_meta(CHUNKER_VERSION_KEY) != str(CHUNKER_VERSION)
+    if rechunk and not known:
+        with db.transaction() as conn:
+            db.set_meta(conn, CHUNKER_VERSION_KEY, str(CHUNKER_VERSION))
+        rechunk = False
     if paths is None:
         found, stat_skips = _discover(engine, exclude_dirs)
         entries: list[FileEntry] = found.files
