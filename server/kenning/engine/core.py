@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from kenning.config import Config
 from kenning.embedding.backend import EmbeddingBackend, EmbeddingUnavailable, RemoteBackend
 from kenning.engine.model import EncoderFactory, ModelBinding, default_encoder_factory
-from kenning.engine.vectors import VectorKeeping, recorded_vector_file
+from kenning.engine.vectors import GraphLoad, VectorKeeping, recorded_vector_file
 from kenning.state import IndexStates
 from kenning.store.db import Database, StoreCorrupt, StoreUnavailable, authenticate, sqlite_uri
 from kenning.store.location import StoreDir, open_store_dir, requested_store
@@ -106,6 +106,7 @@ class Engine(ModelBinding, VectorKeeping):
         self._loaded_vectors_file: str | None = None
         self._defer_vectors = defer_vectors
         self._vectors_deferred = False  # open() left the saved graph for prepare_vectors to load
+        self._graph_load: GraphLoad | None = None  # the saved graph loading beside the scan
         self._immutable = False  # read the main file alone (full disk, lock held, WAL empty)
         # The user-level embedding cache for this engine's model (opened by the indexer).
         self.shared_cache: ModelCache | None = None
@@ -171,7 +172,7 @@ class Engine(ModelBinding, VectorKeeping):
         if not self.read_only:
             self._vectors_deferred = self._defer_vectors
             if not self._defer_vectors:
-                self._load_vectors_if_valid()
+                self._load_vectors_if_valid(background=True)
         else:
             self._load_vectors_read_only()
         return self
@@ -180,17 +181,13 @@ class Engine(ModelBinding, VectorKeeping):
         for enc in (self._encoder, self._unconnected):
             if isinstance(enc, RemoteBackend):
                 enc.close()  # outstanding requests stop now, not when they time out
+        self.drop_graph_load()
         if self.db is not None and not self.read_only and self.store_lost() is None:
             try:
                 self.save_vectors()
             except OSError as exc:
                 log.error("could not save the vector index at close: %s", exc)
-        if self.db is not None:
-            self.db.close()
-            self.db = None
-        if self._version_conn is not None:
-            self._version_conn.close()
-            self._version_conn = None
+        self._close_connections()
         if self.shared_cache is not None:
             self.shared_cache.flush()
             self.shared_cache.cache.close()
@@ -236,12 +233,8 @@ class Engine(ModelBinding, VectorKeeping):
     def reopen(self, reason: str) -> None:
         """Drop everything read from the old store and open the one now at its place."""
         log.warning("%s: reopening the index (rebuilt if it is gone)", reason)
-        if self.db is not None:
-            self.db.close()
-            self.db = None
-        if self._version_conn is not None:
-            self._version_conn.close()
-            self._version_conn = None
+        self.drop_graph_load()
+        self._close_connections()
         self._lock.release()
         self.vectors = None
         self.vectors_ready.clear()
@@ -251,6 +244,14 @@ class Engine(ModelBinding, VectorKeeping):
         self._loaded_vectors_file = None
         self.bump_generation()
         self.open()
+
+    def _close_connections(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+        if self._version_conn is not None:
+            self._version_conn.close()
+            self._version_conn = None
 
     def _open_db(self) -> Database:
         assert self._store is not None

@@ -62,6 +62,7 @@ class ModelBinding:
     _encoder_factory: EncoderFactory
     _unconnected: EmbeddingBackend | None
     _vectors_deferred: bool
+    drop_graph_load: Callable[[], None]  # VectorKeeping's
 
     def encoder(self, *, quick: bool = False) -> EmbeddingBackend | None:
         """The backend, loaded on first use; None (with ``model_error`` set) if it cannot load,
@@ -143,6 +144,7 @@ class ModelBinding:
                 self.db.delete_meta(conn, PROBE_META)
             # The vector bookkeeping and the origin counters ("origin_…") start again.
             self.db.delete_meta(conn, *VECTOR_META, EMBEDDED_THROUGH, MODEL_FINGERPRINT, prefix="origin_")
+        self.drop_graph_load()  # the saved graph holds the old model's vectors
         self.vectors = VectorIndex(enc.dim)
         self._vectors_deferred = False
         self.vectors_in_step = False

@@ -54,6 +54,39 @@ def recorded_vector_file(db: Database) -> VectorFileInfo | None:
     )
 
 
+class GraphLoad:
+    """The saved graph being read, checked and loaded on a thread of its own.
+
+    Reading the file, its keyed MAC and usearch's load release the GIL: started when the
+    store opens, the ~1.9 s they take at a million chunks run beside the scan and the model's
+    load instead of before them. The writer thread adopts the result (``result``) before it
+    first touches the graph; nothing else sees it half-loaded.
+    """
+
+    def __init__(self, directory: Path, info: VectorFileInfo, key: bytes) -> None:
+        self.info = info
+        self._directory = directory
+        self._key = key
+        self._index: VectorIndex | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._load, name="kenning-graph-load", daemon=True)
+        self._thread.start()
+
+    def _load(self) -> None:
+        try:
+            self._index = VectorIndex.load(self._directory, self.info, self._key)
+        except BaseException as exc:  # handed to the writer thread, which decides
+            self._error = exc
+
+    def result(self) -> VectorIndex:
+        """The loaded graph, once the thread is done; raises what the load raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._index is not None
+        return self._index
+
+
 class VectorKeeping:
     """The graph half of ``Engine`` (its attributes are set in ``Engine.__init__``)."""
 
@@ -68,13 +101,18 @@ class VectorKeeping:
     _key: bytes
     _loaded_vectors_file: str | None
     _vectors_deferred: bool
+    _graph_load: GraphLoad | None
 
-    def _load_vectors_if_valid(self) -> None:
-        """Load the saved graph if it is exactly what SQLite recorded; else leave it to rebuild."""
+    def _load_vectors_if_valid(self, *, background: bool = False) -> None:
+        """Load the saved graph if it is exactly what SQLite recorded; else leave it to rebuild.
+        ``background``: on a thread (``GraphLoad``), adopted by ``adopt_loaded_vectors``."""
         assert self.db is not None
         info = recorded_vector_file(self.db)
         clean_stale_files(self.store_dir, info.name if info else None)
         if info is None:
+            return
+        if background:
+            self._graph_load = GraphLoad(self.store_dir, info, self._key)
             return
         try:
             self.vectors = VectorIndex.load(self.store_dir, info, self._key)
@@ -82,6 +120,35 @@ class VectorKeeping:
         except VectorFileInvalid as exc:
             log.warning("vector index rejected (%s); it will be rebuilt from stored vectors", exc)
             self.vectors = None
+
+    def adopt_loaded_vectors(self) -> None:
+        """Make the saved graph ``self.vectors`` if a load of it is still owed: wait for the load
+        started at open, or (a deferred open) load it now. Writer thread; a no-op otherwise."""
+        if self._vectors_deferred:
+            self._vectors_deferred = False
+            self._load_vectors_if_valid()
+            return
+        pending, self._graph_load = self._graph_load, None
+        if pending is None:
+            return
+        try:
+            self.vectors = pending.result()
+        except VectorFileInvalid as exc:
+            log.warning("vector index rejected (%s); it will be rebuilt from stored vectors", exc)
+            self.vectors = None
+            return
+        assert self.db is not None
+        self.churn = self.db.get_meta_int("vectors_churn", 0)
+
+    def drop_graph_load(self) -> None:
+        """Forget a load still in flight (close, reopen, another model): wait for its thread,
+        which only reads, and discard what it read."""
+        pending, self._graph_load = self._graph_load, None
+        if pending is not None:
+            try:
+                pending.result()
+            except BaseException as exc:  # whatever it found no longer matters
+                log.debug("a dropped graph load failed: %s", exc)
 
     def _load_vectors_read_only(self) -> None:
         assert self.db is not None
@@ -98,9 +165,7 @@ class VectorKeeping:
     def prepare_vectors(self, should_stop: Callable[[], bool] | None = None) -> None:
         """Make the in-memory graph hold exactly the embedded chunks (reconcile or rebuild)."""
         assert self.db is not None
-        if self._vectors_deferred:
-            self._vectors_deferred = False
-            self._load_vectors_if_valid()
+        self.adopt_loaded_vectors()
         dim_text = self.db.get_meta("model_dim")
         if dim_text is None:
             self.vectors_ready.set()

@@ -312,6 +312,9 @@ def _index_file(
 
 def _apply_to_vectors(engine: Engine, removed: Sequence[int], added: Sequence[int]) -> None:
     """Mirror chunk removals, and additions whose vector is already cached, in the graph."""
+    if not removed and not added:
+        return  # an unchanged tree: the graph may go on loading beside the rest of the job
+    engine.adopt_loaded_vectors()
     vectors, db = engine.vectors, engine.db
     if vectors is None or db is None or not engine.model_matches():
         return
