@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kenning.store.clean_close import record_clean_close, take_clean_close
 from kenning.store.queries import Queries
 from kenning.store.schema import SCHEMA, SCHEMA_VERSION, STORE_AUTH
 from kenning.store.search_rows import SearchReads
@@ -156,11 +157,15 @@ class Database(Writes, Queries, SearchReads):
         self._users = 0
         self._users_cond = threading.Condition()
         self._closed = False
+        self._token = token
+        self.quick_checked = False  # the writer's open ran PRAGMA quick_check (see clean_close)
         if read_only:
             self.writer: sqlite3.Connection | None = None
             self._check_schema(self.reader())
             self.identity = _identity(path)
             return
+        # Closed cleanly and untouched since: its pages are what SQLite wrote (see clean_close).
+        closed_cleanly = take_clean_close(path, token)
         try:
             conn = _connect(path, read_only=False)
             conn.execute("PRAGMA journal_mode=WAL")
@@ -174,7 +179,8 @@ class Database(Writes, Queries, SearchReads):
                 raise StoreCorrupt(
                     f"schema version {version} in {path.name}, this kenning writes {SCHEMA_VERSION}"
                 )
-            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+            self.quick_checked = not closed_cleanly
+            check = "ok" if closed_cleanly else conn.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 conn.close()
                 raise StoreCorrupt(f"quick_check of {path.name} failed: {check}")
@@ -250,10 +256,14 @@ class Database(Writes, Queries, SearchReads):
         if self.writer is not None:
             try:
                 self.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                checkpointed = True
             except sqlite3.Error as exc:  # a checkpoint is an optimisation, not a duty
                 log.debug("checkpoint at close failed: %s", exc)
+                checkpointed = False
             self.writer.close()
             self.writer = None
+            if checkpointed:
+                record_clean_close(self.path, self._token)
 
     # -- writing (indexer thread only) -------------------------------------------------------
 
