@@ -55,6 +55,21 @@ def _files_in_db(store: Path) -> set[str]:
         conn.close()
 
 
+def _delete_store(store: Path, timeout: float = 10.0) -> None:
+    """``rm -rf .kenning`` under a running server, as a user does it: the server may add a
+    file meanwhile (SQLite's -shm/-wal for the symbol index's reader, opened after "ready"),
+    so the directory is not empty when rmtree reaches it; a user runs it again, and so do we."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            shutil.rmtree(store)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def _search_until(client, query: str, want: str, timeout: float = 60.0) -> list[dict]:  # type: ignore[no-untyped-def]
     """Search until the top hit is ``want``; every answer on the way must be a clean reply."""
     deadline = time.monotonic() + timeout
@@ -83,7 +98,7 @@ def test_store_deleted_under_a_running_server_is_rebuilt_never_mixed(
     old_marker = (store / MARKER_FILENAME).read_text()
 
     # git clean -fdx: the store goes, and so does an untracked file; a new file comes.
-    shutil.rmtree(store)
+    _delete_store(store)
     (root / "a.py").unlink()
     (root / "b.py").write_text(f"def {TOKEN_B}():\n    return 2\n")
     if watch:
@@ -114,7 +129,7 @@ def test_a_new_store_built_by_the_cli_replaces_the_servers(
     root = write_workspace(tmp_path / "ws", {**FILES, "a.py": f"def {TOKEN_A}():\n    return 1\n"})
     client = start_server(root, {"model": str(tiny_model)})
     client.wait_state("ready")
-    shutil.rmtree(root / ".kenning")
+    _delete_store(root / ".kenning")
     (root / "a.py").unlink()
     (root / "b.py").write_text(f"def {TOKEN_B}():\n    return 2\n")
     # The lock went with the store: the CLI takes a new one and builds a new store.
