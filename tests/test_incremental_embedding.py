@@ -173,6 +173,7 @@ def test_deferred_save_leaves_small_edits_to_close(workspace: Path) -> None:
         assert engine.db.get_meta("vectors_generation") == generation  # not rewritten
         assert len(engine.vectors) == engine.status().chunks and engine.vectors.dirty
     with _engine(workspace, enc) as engine:  # close saved it
+        engine.adopt_loaded_vectors()  # open loads the saved graph on a thread; the writer adopts it
         assert engine.db is not None and engine.vectors is not None
         assert engine.db.get_meta("vectors_generation") != generation
         assert len(engine.vectors) == engine.status().chunks
@@ -260,6 +261,7 @@ def test_a_restart_after_a_kill_repairs_a_graph_with_as_many_vectors(workspace: 
     before = len(_live_ids(engine))
     _kill(engine)
     with _engine(workspace, enc) as engine:
+        engine.adopt_loaded_vectors()  # open loads the saved graph on a thread; the writer adopts it
         assert engine.vectors is not None and len(engine.vectors) == before  # the stale graph
         stale = set(engine.vectors.keys().tolist())
         assert stale != _live_ids(engine)
