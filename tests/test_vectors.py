@@ -129,3 +129,31 @@ def test_a_symlinked_graph_file_is_not_followed(tmp_path: Path) -> None:
     ix.save(tmp_path, 2, KEY)
     assert moved.read_bytes() == before
     assert not (tmp_path / "vectors.2.usearch").is_symlink()
+
+
+def test_graph_mac_is_hmac_sha256_and_an_older_blake2b_record_still_loads(tmp_path: Path) -> None:
+    """The MAC names its algorithm; a graph recorded by an earlier kenning (keyed BLAKE2b, no
+    prefix) is still accepted after an upgrade, and still refused when its bytes differ."""
+    import hashlib
+    import hmac
+
+    ix = VectorIndex(16)
+    ix.add(np.arange(1, 41, dtype=np.uint64), _vectors(40))
+    info = ix.save(tmp_path, 1, KEY)
+    path = tmp_path / info.name
+    data = path.read_bytes()
+    expected = hmac.new(KEY, b"kenning-vectors\0" + data, hashlib.sha256).hexdigest()
+    assert info.mac == f"hmac-sha256:{expected}"
+
+    legacy = hashlib.blake2b(data, key=KEY, digest_size=32, person=b"kenning-vectors").hexdigest()
+    older = dataclasses.replace(info, mac=legacy)
+    assert len(VectorIndex.load(tmp_path, older, KEY)) == 40
+    for wrong in (legacy[:-1], "sha1:" + expected, f"hmac-sha256:{legacy}", ""):
+        with pytest.raises(VectorFileInvalid, match="MAC"):
+            VectorIndex.load(tmp_path, dataclasses.replace(info, mac=wrong), KEY)
+    flipped = bytearray(data)
+    flipped[len(flipped) // 2] ^= 0x01
+    path.write_bytes(bytes(flipped))
+    for recorded in (info, older):
+        with pytest.raises(VectorFileInvalid, match="MAC"):
+            VectorIndex.load(tmp_path, recorded, KEY)

@@ -2,7 +2,7 @@
 
 usearch writes in place with no checksum, and a file with flipped bytes loads fine and then
 segfaults on the first search. So every save goes to a temp file that is fsynced and renamed, its
-size and MAC (keyed BLAKE2b, ``trust.data_mac``) are recorded in SQLite, and a load reads the
+size and MAC (HMAC-SHA-256, ``trust.data_mac``) are recorded in SQLite, and a load reads the
 file once into memory, checks size, MAC and header on those bytes and hands usearch the same
 bytes; any mismatch means "rebuild from the float16 vectors in SQLite", never "try it and see".
 The MAC's key lives outside the workspace, so a graph a repository shipped (with a database that
@@ -28,7 +28,7 @@ import numpy as np
 import onnxruntime  # noqa: F401  (import order is the point)
 from usearch.index import Index
 
-from kenning.store.trust import data_mac, same_mac
+from kenning.store.trust import data_mac, data_mac_matches
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ class VectorIndex:
             raise VectorFileInvalid(f"{info.name} cannot be read: {exc}") from exc
         if len(data) != info.size:
             raise VectorFileInvalid(f"{info.name} is {len(data)} bytes, expected {info.size}")
-        if not same_mac(data_mac(key, data), info.mac):
+        if not data_mac_matches(key, data, info.mac):
             raise VectorFileInvalid(f"{info.name} content does not match its recorded MAC")
         try:
             header = Index.metadata(data)
