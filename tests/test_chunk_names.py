@@ -46,3 +46,54 @@ def test_a_split_members_name_words_come_before_its_owners_signature() -> None:
     chunks = chunk_source("boxed.rs", text, "rust").chunks
     member = next(c for c in chunks if c.symbol == "Box.into_raw")
     assert member.header.splitlines() == ["box into raw", "impl<T> Box<T>"]
+
+
+def test_a_container_kept_whole_names_its_members_after_its_own_name() -> None:
+    text = src(
+        """
+        impl<T: ?Sized + PartialOrd> PartialOrd for Rc<T> {
+            fn partial_cmp(&self, other: &Rc<T>) -> Option<Ordering> {
+                (**self).partial_cmp(&**other)
+            }
+
+            fn lt(&self, other: &Rc<T>) -> bool {
+                **self < **other
+            }
+        }
+
+        impl<T> From<T> for Rc<T> {
+            fn from(t: T) -> Self {
+                Rc::new(t)
+            }
+        }
+        """
+    )
+    chunks = chunk_source("rc.rs", text, "rust").chunks
+    assert [c.header.splitlines() for c in chunks] == [["rc: partial cmp, lt"], ["rc: from"]]
+    ts = src(
+        """
+        export class Action<T> extends Subscription {
+          constructor(scheduler: Scheduler) {
+            super();
+          }
+          public scheduleNow(state?: T, delay: number = 0): Subscription {
+            return this;
+          }
+        }
+        """
+    )
+    (chunk,) = chunk_source("Action.ts", ts, "typescript").chunks
+    assert chunk.header == "action: constructor, schedule now"
+
+
+def test_a_members_own_chunk_and_a_container_without_members_get_no_member_list() -> None:
+    text = src(
+        """
+        pub struct Rc<T> {
+            ptr: NonNull<RcBox<T>>,
+            phantom: PhantomData<RcBox<T>>,
+        }
+        """
+    )
+    (chunk,) = chunk_source("rc.rs", text, "rust").chunks
+    assert chunk.header == "rc"
