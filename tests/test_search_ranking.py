@@ -8,8 +8,10 @@ import pytest
 from kenning.config import Config
 from kenning.engine import Engine
 from kenning.indexer import update
+from kenning.lexical import word_forms
 from kenning.search import SearchQuery, search, tuning
 from kenning.search import fusion as s
+from kenning.search.bm25 import lexical_candidates
 
 
 @pytest.mark.parametrize(
@@ -65,6 +67,24 @@ def test_a_name_spelled_more_fully_clearly_outranks_its_sibling() -> None:
     assert full > 1.3 * sibling > 0
 
 
+@pytest.mark.parametrize(
+    ("word", "forms"),
+    [
+        ("delays", ["delay"]),
+        ("copies", ["copy"]),
+        ("caches", ["cache", "cach"]),
+        ("created", ["create", "creat"]),
+        ("stopped", ["stoppe", "stopp", "stop"]),
+        ("creating", ["creat", "create"]),
+        ("class", []),
+        ("map", []),
+        ("utf8s", []),
+    ],
+)
+def test_word_forms(word: str, forms: list[str]) -> None:
+    assert word_forms(word) == forms
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from kenning.embedding import Encoder
@@ -87,3 +107,15 @@ def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
 def test_owner_and_method_find_that_owners_method(engine: Engine, owner: str) -> None:
     hits = search(engine, SearchQuery(f"{owner} clear", limit=5)).hits
     assert hits[0].path == f"{owner.lower()}.rs"
+
+
+def test_a_sentences_inflected_word_finds_the_base_form_the_code_spells(engine: Engine) -> None:
+    # "Clears …" documents what the code names `clear`; FTS5 does not stem.
+    assert engine.db is not None
+    conn = engine.db.reader()
+    found = lexical_candidates(engine, conn, "clears everything out", None, 10)
+    assert found
+    rows = engine.db.chunks_by_id(found, conn)
+    assert all("clear" in rows[cid].text for cid in found)
+    # An identifier-shaped query means the word exactly as typed.
+    assert lexical_candidates(engine, conn, "clears", None, 10) == []

@@ -5,12 +5,11 @@ name the chunk's definition; then hits, without duplicate texts or overlapping s
 from __future__ import annotations
 
 import logging
-import re
 import sqlite3
 from collections.abc import Sequence
 
 from kenning.engine import Engine
-from kenning.lexical import name_parts, query_terms
+from kenning.lexical import identifier_like, name_parts, query_terms
 from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
 from kenning.search.preview import preview
@@ -19,18 +18,6 @@ from kenning.store.rows import ChunkRow
 from kenning.workspace import stored_path_is_plain
 
 log = logging.getLogger("kenning.search")
-
-
-_CODE_WORD = re.compile(r"_*[A-Za-z]\w*?(?:(?:_|\.|::)\w+|[a-z0-9][A-Z]\w*)")
-
-
-def identifier_like(text: str) -> bool:
-    """One word, or at most three with one shaped like code (``snake_case``, ``camelCase``,
-    ``a.b``, ``A::b``)."""
-    words = text.split()
-    if len(words) == 1:
-        return True
-    return 0 < len(words) <= 3 and any(_CODE_WORD.fullmatch(w.strip("`()")) for w in words)
 
 
 def is_boilerplate(row: ChunkRow) -> bool:

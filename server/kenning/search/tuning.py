@@ -23,7 +23,7 @@ NAME_BOOST = 1.5 / (RRF_K + 1)
 NAME_TERMS_POWER = 0.75
 # Tuned with `python -m bench.multilang` (Go, Rust and TypeScript standard-library-sized
 # samples, held-out halves; docs/performance.md): for queries shaped like identifiers (see
-# _identifier_like) the lexical half weighs 1.4 (identifier MRR@10 on held-out halves: Go
+# lexical.identifier_like) the lexical half weighs 1.4 (identifier MRR@10 on held-out halves: Go
 # 0.916 -> 0.924, Rust 0.748 -> 0.771, TypeScript 0.812 -> 0.872 with the owner boost below).
 IDENTIFIER_LEXICAL_WEIGHT = 1.4
 # Added to the name boost when the query names the definition's owner (type, class, receiver)
