@@ -56,6 +56,35 @@ def name_boost(terms: set[str], symbol: str | None, owner_terms: set[str] | None
     return boost
 
 
+def members(row: ChunkRow) -> list[str]:
+    """The names a definition kept whole lists after its own on its header's first line
+    (``filter: next back, try rfold``, see ``chunking.code``), in words; a list cut short
+    loses its cut name."""
+    if not row.symbol:
+        return []
+    first = row.header.split("\n", 1)[0]
+    lead = " ".join(name_parts(row.symbol)) + ": "
+    if not first.startswith(lead):
+        return []
+    names = first[len(lead) :].split(", ")
+    if names[-1].endswith("…"):
+        names.pop()
+    return [n for n in names if n]
+
+
+def chunk_boost(
+    terms: set[str], row: ChunkRow, owner_terms: set[str] | None = None, *, inside: bool = True
+) -> float:
+    """The name boost of the chunk's definition, or with ``inside`` of a definition inside it
+    when that is spelled better: "Filter next_back" finds `impl Filter` kept whole with
+    `next_back` in it."""
+    boost = name_boost(terms, row.symbol, owner_terms)
+    if inside and row.symbol:
+        for member in members(row):
+            boost = max(boost, name_boost(terms, f"{row.symbol}.{member}", owner_terms))
+    return boost
+
+
 def fuse(
     engine: Engine,
     conn: sqlite3.Connection,
@@ -85,6 +114,9 @@ def fuse(
     # A typed identifier (`parseHttpHeader`, `Filter next_back`) is what BM25 over split
     # identifiers finds best; a sentence is where the dense half leads.
     lexical_weight = tuning.IDENTIFIER_LEXICAL_WEIGHT if identifier_like(text) else tuning.LEXICAL_WEIGHT
+    # A name typed with its owner ("Filter next_back") may be a member of a definition kept
+    # whole; a sentence's words spell members by chance.
+    inside = len(text.split()) <= tuning.MEMBER_NAMES_MAX_WORDS
     owner_terms: set[str] = set()
     if tuning.OWNER_BOOST and terms:
         if total is None:
@@ -103,7 +135,7 @@ def fuse(
                 score += tuning.DENSE_WEIGHT / (tuning.RRF_K + dense_rank[cid])
             if cid in lexical_rank:
                 score += lexical_weight / (tuning.RRF_K + lexical_rank[cid])
-            score += name_boost(term_set, row.symbol, owner_terms)
+            score += chunk_boost(term_set, row, owner_terms, inside=inside)
         scored.append((score, row))
     scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].start_line))
     hits: list[Hit] = []
