@@ -97,3 +97,29 @@ def test_a_members_own_chunk_and_a_container_without_members_get_no_member_list(
     )
     (chunk,) = chunk_source("rc.rs", text, "rust").chunks
     assert chunk.header == "rc"
+
+
+def test_a_window_of_a_long_function_names_the_helpers_defined_in_it() -> None:
+    filler = "\n".join(f"  const step{i} = request.headers[{i}];" for i in range(30))
+    text = (
+        "export function fromAjax(config: AjaxConfig): Observable<AjaxResponse> {\n"
+        f"{filler}\n\n"
+        "  const createResponse = (direction: string, event: ProgressEvent) => {\n"
+        "    return new AjaxResponse(event, xhr, request, direction);\n"
+        "  };\n\n"
+        "  function addErrorEvent(type: string, error: Error) {\n"
+        "    xhr.addEventListener(type, () => destination.error(error));\n"
+        "  }\n\n"
+        f"{filler}\n"
+        "}\n"
+    )
+    chunks = chunk_source("ajax.ts", text, "typescript").chunks
+    assert len(chunks) > 2 and all(c.symbol == "fromAjax" for c in chunks)
+
+    def name_line(snippet: str) -> str:
+        return next(c for c in chunks if snippet in c.text).header.splitlines()[0]
+
+    assert name_line("function addErrorEvent(") == "from ajax: add error event"
+    assert name_line("const createResponse =") == "from ajax: create response"
+    # A window that defines nothing keeps the bare name.
+    assert name_line("const step0 =") == "from ajax"

@@ -30,9 +30,10 @@ A(B):``, ``impl Read for File``, ``interface Foo``) as header; a Go method names
 its own signature; and the path comes first in every model input. Every definition's header
 is led by its qualified name in plain words (``Box.into_raw`` → ``box into raw``), which the
 model's word pieces read better than ``camelCase``; a definition kept whole with definitions
-inside it (an ``impl`` or class that fits, a function with nested helpers) lists their names
-after its own (``impl PartialOrd for Rc<T>`` → ``rc: partial cmp, lt, le, gt, ge``). On the Go, Rust and
-TypeScript samples of ``bench/multilang.py`` that holds for every method chunk (244, 404, 128).
+inside it (an ``impl`` or class that fits, a function with nested helpers; a window of a long
+definition, those that start in it) lists their names after its own (``impl PartialOrd for
+Rc<T>`` → ``rc: partial cmp, lt, le, gt, ge``). On the Go, Rust and TypeScript samples of
+``bench/multilang.py`` every method chunk names its owner (244, 404, 128).
 """
 
 from __future__ import annotations
@@ -387,7 +388,12 @@ class CodeChunker:
                 if signature is None:
                     signature = self._signature(owner)
                 header = (*headers, signature)
-            self.out.append(_Out(first, last, owner.kind, owner.qualname, header))
+            # The helpers defined in this window (`createResponse` in `fromAjax`'s), named
+            # after the owner's name as a container kept whole names its members.
+            inside = tuple(
+                dict.fromkeys(c.name for c in owner.children if c.name and first <= c.start <= last)
+            )
+            self.out.append(_Out(first, last, owner.kind, owner.qualname, header, inside))
 
     def _emit_loose(
         self,
