@@ -165,4 +165,16 @@ def test_a_member_of_a_definition_kept_whole_is_found_by_its_owner_and_name(iter
     # A sentence's words do not reach inside: only the chunk's own name counts.
     terms = {"filter", "next", "back"}
     assert s.chunk_boost(terms, row, inside=False) == s.name_boost(terms, "Filter")
-    assert s.chunk_boost(terms, row) == s.name_boost(terms, "Filter.next_back")
+    assert s.chunk_boost(terms, row) == s.name_boost(terms, "Filter.next_back", named=True)
+
+
+def test_a_query_of_names_counts_the_owners_words_as_spelled() -> None:
+    # "Rc new": `Rc.new` is all of the query, `Rc.new_uninit` half its name.
+    terms = {"rc", "new"}
+    exact = s.name_boost(terms, "Rc.new", named=True)
+    assert exact == pytest.approx(tuning.NAME_BOOST + tuning.OWNER_BOOST)
+    assert exact > s.name_boost(terms, "Rc.new")
+    longer = s.name_boost(terms, "Rc.new_uninit", named=True)
+    assert exact - longer > s.name_boost(terms, "Rc.new") - s.name_boost(terms, "Rc.new_uninit")
+    # Without the owner named, nothing changes.
+    assert s.name_boost(terms, "Weak.new", named=True) == s.name_boost(terms, "Weak.new")

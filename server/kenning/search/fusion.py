@@ -30,9 +30,12 @@ def spelled(part: str, terms: set[str]) -> bool:
     return len(part) >= tuning.NAME_PREFIX_MIN and any(term.startswith(part) for term in terms)
 
 
-def name_boost(terms: set[str], symbol: str | None, owner_terms: set[str] | None = None) -> float:
+def name_boost(
+    terms: set[str], symbol: str | None, owner_terms: set[str] | None = None, *, named: bool = False
+) -> float:
     """Query words that spell the definition's name; ``owner_terms`` (default ``terms``): the
-    words that may name its owner."""
+    words that may name its owner; ``named``: the query is names, not a sentence (the owner's
+    words count as spelled)."""
     if not symbol or not terms:
         return 0.0
     owner, _, leaf = symbol.rpartition(".")
@@ -46,13 +49,20 @@ def name_boost(terms: set[str], symbol: str | None, owner_terms: set[str] | None
         return 0.0
     # A name the query spells more fully (more of its parts, a larger share of the query) wins
     # over its siblings: `new_uninit_in` over `new_in` for "new box, uninitialized, in …".
-    spelt_share = (common / len(terms)) ** tuning.NAME_TERMS_POWER
-    boost: float = tuning.NAME_BOOST * (common / len(parts)) * spelt_share
+    owned = False
+    spelt = common
     if owner and tuning.OWNER_BOOST:
         # `Filter next_back`: the owner's name tells same-named methods of sibling types apart.
         owner_parts = set(name_parts(owner.rsplit(".", 1)[-1]))
-        if owner_parts and owner_parts <= (terms if owner_terms is None else owner_terms):
-            boost += tuning.OWNER_BOOST
+        owned = bool(owner_parts) and owner_parts <= (terms if owner_terms is None else owner_terms)
+        if owned and named:
+            # A query that is only names ("Rc new"): the owner's words are spelled too, so
+            # `Rc.new` spells all of it and outranks `Rc.new_uninit` by more.
+            spelt += len(owner_parts & terms - parts)
+    spelt_share = (min(spelt, len(terms)) / len(terms)) ** tuning.NAME_TERMS_POWER
+    boost: float = tuning.NAME_BOOST * (common / len(parts)) * spelt_share
+    if owned:
+        boost += tuning.OWNER_BOOST
     return boost
 
 
@@ -75,13 +85,13 @@ def members(row: ChunkRow) -> list[str]:
 def chunk_boost(
     terms: set[str], row: ChunkRow, owner_terms: set[str] | None = None, *, inside: bool = True
 ) -> float:
-    """The name boost of the chunk's definition, or with ``inside`` of a definition inside it
-    when that is spelled better: "Filter next_back" finds `impl Filter` kept whole with
-    `next_back` in it."""
-    boost = name_boost(terms, row.symbol, owner_terms)
+    """The name boost of the chunk's definition, or with ``inside`` (a query short enough to be
+    names) of a definition inside it when that is spelled better: "Filter next_back" finds
+    `impl Filter` kept whole with `next_back` in it."""
+    boost = name_boost(terms, row.symbol, owner_terms, named=inside)
     if inside and row.symbol:
         for member in members(row):
-            boost = max(boost, name_boost(terms, f"{row.symbol}.{member}", owner_terms))
+            boost = max(boost, name_boost(terms, f"{row.symbol}.{member}", owner_terms, named=True))
     return boost
 
 
