@@ -1,4 +1,5 @@
-"""Words for the lexical half: identifier splitting for FTS5 rows and query terms.
+"""Words for the lexical half: identifier splitting for FTS5 rows and query terms, whether a
+query is shaped like an identifier, and the base forms of a sentence's words.
 
 FTS5's unicode61 tokenizer already splits on ``_`` and ``.`` but keeps ``parseHttpHeader`` whole;
 the ``idents`` column adds the camelCase parts so "http header parse" finds it too.
