@@ -46,3 +46,80 @@ def test_a_split_members_name_words_come_before_its_owners_signature() -> None:
     chunks = chunk_source("boxed.rs", text, "rust").chunks
     member = next(c for c in chunks if c.symbol == "Box.into_raw")
     assert member.header.splitlines() == ["box into raw", "impl<T> Box<T>"]
+
+
+def test_a_container_kept_whole_names_its_members_after_its_own_name() -> None:
+    text = src(
+        """
+        impl<T: ?Sized + PartialOrd> PartialOrd for Rc<T> {
+            fn partial_cmp(&self, other: &Rc<T>) -> Option<Ordering> {
+                (**self).partial_cmp(&**other)
+            }
+
+            fn lt(&self, other: &Rc<T>) -> bool {
+                **self < **other
+            }
+        }
+
+        impl<T> From<T> for Rc<T> {
+            fn from(t: T) -> Self {
+                Rc::new(t)
+            }
+        }
+        """
+    )
+    chunks = chunk_source("rc.rs", text, "rust").chunks
+    assert [c.header.splitlines() for c in chunks] == [["rc: partial cmp, lt"], ["rc: from"]]
+    ts = src(
+        """
+        export class Action<T> extends Subscription {
+          constructor(scheduler: Scheduler) {
+            super();
+          }
+          public scheduleNow(state?: T, delay: number = 0): Subscription {
+            return this;
+          }
+        }
+        """
+    )
+    (chunk,) = chunk_source("Action.ts", ts, "typescript").chunks
+    assert chunk.header == "action: constructor, schedule now"
+
+
+def test_a_members_own_chunk_and_a_container_without_members_get_no_member_list() -> None:
+    text = src(
+        """
+        pub struct Rc<T> {
+            ptr: NonNull<RcBox<T>>,
+            phantom: PhantomData<RcBox<T>>,
+        }
+        """
+    )
+    (chunk,) = chunk_source("rc.rs", text, "rust").chunks
+    assert chunk.header == "rc"
+
+
+def test_a_window_of_a_long_function_names_the_helpers_defined_in_it() -> None:
+    filler = "\n".join(f"  const step{i} = request.headers[{i}];" for i in range(30))
+    text = (
+        "export function fromAjax(config: AjaxConfig): Observable<AjaxResponse> {\n"
+        f"{filler}\n\n"
+        "  const createResponse = (direction: string, event: ProgressEvent) => {\n"
+        "    return new AjaxResponse(event, xhr, request, direction);\n"
+        "  };\n\n"
+        "  function addErrorEvent(type: string, error: Error) {\n"
+        "    xhr.addEventListener(type, () => destination.error(error));\n"
+        "  }\n\n"
+        f"{filler}\n"
+        "}\n"
+    )
+    chunks = chunk_source("ajax.ts", text, "typescript").chunks
+    assert len(chunks) > 2 and all(c.symbol == "fromAjax" for c in chunks)
+
+    def name_line(snippet: str) -> str:
+        return next(c for c in chunks if snippet in c.text).header.splitlines()[0]
+
+    assert name_line("function addErrorEvent(") == "from ajax: add error event"
+    assert name_line("const createResponse =") == "from ajax: create response"
+    # A window that defines nothing keeps the bare name.
+    assert name_line("const step0 =") == "from ajax"

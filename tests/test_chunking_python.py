@@ -83,8 +83,9 @@ def test_python_chunks_at_definitions() -> None:
         (8, 22, "class", "HTTPConnection"),  # fits the budget: one chunk with its methods
         (25, 26, "function", "helper"),
     ]
-    # A definition's header is its name in words (what the model reads first), nothing else.
-    assert [c.header for c in result.chunks] == ["", "http connection", "helper"]
+    # A definition's header is its name in words (what the model reads first); a class kept
+    # whole adds the names defined directly in it.
+    assert [c.header for c in result.chunks] == ["", "http connection: request, inner", "helper"]
 
 
 def test_python_big_class_is_split_into_header_part_and_members() -> None:
@@ -97,7 +98,8 @@ def test_python_big_class_is_split_into_header_part_and_members() -> None:
         (25, 26, "function", "helper"),
     ]
     assert chunk_at(result, 13).text.startswith("    # Send a request.\n    @traced")
-    assert chunk_at(result, 13).header == "http connection request\nclass HTTPConnection(Base):"
+    # A method kept whole names what it defines (a nested `encode`) after its own name.
+    assert chunk_at(result, 13).header == "http connection request: encode\nclass HTTPConnection(Base):"
     assert chunk_at(result, 20).header.endswith("\nclass HTTPConnection(Base):")
     assert chunk_at(result, 8).header == "http connection"
 

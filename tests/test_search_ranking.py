@@ -8,8 +8,10 @@ import pytest
 from kenning.config import Config
 from kenning.engine import Engine
 from kenning.indexer import update
+from kenning.lexical import word_forms
 from kenning.search import SearchQuery, search, tuning
 from kenning.search import fusion as s
+from kenning.search.bm25 import lexical_candidates
 
 
 @pytest.mark.parametrize(
@@ -65,6 +67,24 @@ def test_a_name_spelled_more_fully_clearly_outranks_its_sibling() -> None:
     assert full > 1.3 * sibling > 0
 
 
+@pytest.mark.parametrize(
+    ("word", "forms"),
+    [
+        ("delays", ["delay"]),
+        ("copies", ["copy"]),
+        ("caches", ["cache", "cach"]),
+        ("created", ["create", "creat"]),
+        ("stopped", ["stoppe", "stopp", "stop"]),
+        ("creating", ["creat", "create"]),
+        ("class", []),
+        ("map", []),
+        ("utf8s", []),
+    ],
+)
+def test_word_forms(word: str, forms: list[str]) -> None:
+    assert word_forms(word) == forms
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from kenning.embedding import Encoder
@@ -87,3 +107,74 @@ def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
 def test_owner_and_method_find_that_owners_method(engine: Engine, owner: str) -> None:
     hits = search(engine, SearchQuery(f"{owner} clear", limit=5)).hits
     assert hits[0].path == f"{owner.lower()}.rs"
+
+
+def test_a_sentences_inflected_word_finds_the_base_form_the_code_spells(engine: Engine) -> None:
+    # "Clears …" documents what the code names `clear`; FTS5 does not stem.
+    assert engine.db is not None
+    conn = engine.db.reader()
+    found = lexical_candidates(engine, conn, "clears everything out", None, 10)
+    assert found
+    rows = engine.db.chunks_by_id(found, conn)
+    assert all("clear" in rows[cid].text for cid in found)
+    # An identifier-shaped query means the word exactly as typed.
+    assert lexical_candidates(engine, conn, "clears", None, 10) == []
+
+
+@pytest.fixture(scope="module")
+def iterators(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from kenning.embedding import Encoder
+
+    root = tmp_path_factory.mktemp("members")
+    steps = "\n".join(f"        let step{i} = self.iter.next();" for i in range(30))
+
+    def long_impl(trait: str, owner: str, method: str) -> str:
+        # Too long for one chunk: split, each method a chunk with the symbol `Owner.method`.
+        return (
+            f"impl<I: Iterator> {trait} for {owner}<I> {{\n"
+            f"    fn {method}(&mut self) -> Option<I::Item> {{\n{steps}\n        None\n    }}\n\n"
+            f"    fn fold<Acc, F>(self, init: Acc, f: F) -> Acc {{\n{steps}\n        init\n    }}\n}}\n\n"
+        )
+
+    (root / "adapters.rs").write_text(
+        "pub struct Filter<I> {\n    iter: I,\n}\n\n"
+        + long_impl("Iterator", "Filter", "next")
+        # Fits the budget: one chunk with the symbol `Filter`, `next_back` only in its header.
+        + "impl<I: DoubleEndedIterator> DoubleEndedIterator for Filter<I> {\n"
+        "    fn next_back(&mut self) -> Option<I::Item> {\n"
+        "        self.iter.rfind(&mut self.predicate)\n    }\n\n"
+        "    fn rfold<Acc, F>(self, init: Acc, fold: F) -> Acc {\n"
+        "        self.iter.rfold(init, fold)\n    }\n}\n\n"
+        "pub struct FilterMap<I> {\n    iter: I,\n}\n\n"
+        + long_impl("DoubleEndedIterator", "FilterMap", "next_back")
+    )
+    encoder = Encoder.load()
+    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
+        update(eng)
+        yield eng
+
+
+def test_a_member_of_a_definition_kept_whole_is_found_by_its_owner_and_name(iterators: Engine) -> None:
+    hits = search(iterators, SearchQuery("Filter next_back", limit=5)).hits
+    # Without the members, `Filter.next` (owner and half the name) and `FilterMap.next_back`
+    # (the whole name) outrank it.
+    assert (hits[0].symbol, hits[0].kind) == ("Filter", "impl")
+    assert iterators.db is not None
+    row = iterators.db.chunks_by_id([hits[0].chunk_id])[hits[0].chunk_id]
+    assert s.members(row) == ["next back", "rfold"]
+    # A sentence's words do not reach inside: only the chunk's own name counts.
+    terms = {"filter", "next", "back"}
+    assert s.chunk_boost(terms, row, inside=False) == s.name_boost(terms, "Filter")
+    assert s.chunk_boost(terms, row) == s.name_boost(terms, "Filter.next_back", named=True)
+
+
+def test_a_query_of_names_counts_the_owners_words_as_spelled() -> None:
+    # "Rc new": `Rc.new` is all of the query, `Rc.new_uninit` half its name.
+    terms = {"rc", "new"}
+    exact = s.name_boost(terms, "Rc.new", named=True)
+    assert exact == pytest.approx(tuning.NAME_BOOST + tuning.OWNER_BOOST)
+    assert exact > s.name_boost(terms, "Rc.new")
+    longer = s.name_boost(terms, "Rc.new_uninit", named=True)
+    assert exact - longer > s.name_boost(terms, "Rc.new") - s.name_boost(terms, "Rc.new_uninit")
+    # Without the owner named, nothing changes.
+    assert s.name_boost(terms, "Weak.new", named=True) == s.name_boost(terms, "Weak.new")

@@ -1,4 +1,5 @@
-"""Words for the lexical half: identifier splitting for FTS5 rows and query terms.
+"""Words for the lexical half: identifier splitting for FTS5 rows and query terms, whether a
+query is shaped like an identifier, and the base forms of a sentence's words.
 
 FTS5's unicode61 tokenizer already splits on ``_`` and ``.`` but keeps ``parseHttpHeader`` whole;
 the ``idents`` column adds the camelCase parts so "http header parse" finds it too.
@@ -63,3 +64,41 @@ def query_terms(query: str) -> list[str]:
         for part in identifier_parts(word):
             seen.setdefault(part, None)
     return list(seen)
+
+
+_CODE_WORD = re.compile(r"_*[A-Za-z]\w*?(?:(?:_|\.|::)\w+|[a-z0-9][A-Z]\w*)")
+
+
+def identifier_like(text: str) -> bool:
+    """One word, or at most three with one shaped like code (``snake_case``, ``camelCase``,
+    ``a.b``, ``A::b``)."""
+    words = text.split()
+    if len(words) == 1:
+        return True
+    return 0 < len(words) <= 3 and any(_CODE_WORD.fullmatch(w.strip("`()")) for w in words)
+
+
+def word_forms(term: str) -> list[str]:
+    """Base forms an inflected English word may have (``delays`` → ``delay``, ``copies`` →
+    ``copy``, ``created`` → ``create``, ``creating`` → ``create``), some of them not words:
+    the caller keeps only those the index holds. Documentation conjugates what code names in
+    the base form, and FTS5's unicode61 tokenizer does not stem."""
+    if len(term) <= 3 or not term.isalpha():
+        return []
+    if term.endswith("ies"):
+        return [term[:-3] + "y"]
+    if term.endswith("es"):
+        return [term[:-1], term[:-2]]  # caches → cache, matches → match
+    if term.endswith("s") and not term.endswith("ss"):
+        return [term[:-1]]
+    if term.endswith("ed") and len(term) > 4:
+        forms = [term[:-1], term[:-2]]  # created → create, delayed → delay
+        if term[-3] == term[-4]:
+            forms.append(term[:-3])  # stopped → stop
+        return forms
+    if term.endswith("ing") and len(term) > 5:
+        forms = [term[:-3], term[:-3] + "e"]  # delaying → delay, creating → create
+        if term[-4] == term[-5]:
+            forms.append(term[:-4])  # stopping → stop
+        return forms
+    return []

@@ -36,7 +36,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #  2: TypeScript overloads glued to their implementation; context lines in method headers.
 #  3: every definition's header led by its name in plain words.
 #  4: trait and interface member declarations as chunks of their own (Rust, Go, TypeScript).
-CHUNKER_VERSION = 4
+#  5: a container kept whole names its members after its own name in its header.
+#  6: a window of a long definition names the definitions that start in it the same way.
+CHUNKER_VERSION = 6
 
 log = logging.getLogger(__name__)
 

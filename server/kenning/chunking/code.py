@@ -29,8 +29,11 @@ inside the container's chunk; the members of a split container carry its signatu
 A(B):``, ``impl Read for File``, ``interface Foo``) as header; a Go method names its receiver in
 its own signature; and the path comes first in every model input. Every definition's header
 is led by its qualified name in plain words (``Box.into_raw`` → ``box into raw``), which the
-model's word pieces read better than ``camelCase``. On the Go, Rust and
-TypeScript samples of ``bench/multilang.py`` that holds for every method chunk (244, 404, 128).
+model's word pieces read better than ``camelCase``; a definition kept whole with definitions
+inside it (an ``impl`` or class that fits, a function with nested helpers; a window of a long
+definition, those that start in it) lists their names after its own (``impl PartialOrd for
+Rc<T>`` → ``rc: partial cmp, lt, le, gt, ge``). On the Go, Rust and TypeScript samples of
+``bench/multilang.py`` every method chunk names its owner (244, 404, 128).
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ class _Out:
     kind: str
     symbol: str | None
     header: tuple[str, ...]
+    members: tuple[str, ...] = ()  # the names defined inside a container kept whole
 
 
 def _end_line(node: ts.Node) -> int:
@@ -384,7 +388,12 @@ class CodeChunker:
                 if signature is None:
                     signature = self._signature(owner)
                 header = (*headers, signature)
-            self.out.append(_Out(first, last, owner.kind, owner.qualname, header))
+            # The helpers defined in this window (`createResponse` in `fromAjax`'s), named
+            # after the owner's name as a container kept whole names its members.
+            inside = tuple(
+                dict.fromkeys(c.name for c in owner.children if c.name and first <= c.start <= last)
+            )
+            self.out.append(_Out(first, last, owner.kind, owner.qualname, header, inside))
 
     def _emit_loose(
         self,
@@ -461,7 +470,7 @@ class CodeChunker:
         if self.index.size(start, end) <= self.budget and not (
             splittable and sum(child.rule.declaration for child in unit.children) >= 2
         ):
-            self.out.append(_Out(start, end, unit.kind, unit.qualname, headers))
+            self.out.append(_Out(start, end, unit.kind, unit.qualname, headers, _members(unit)))
         elif splittable:
             self._emit_region(start, end, unit.children, unit, headers, depth + 1)
         else:
@@ -497,7 +506,7 @@ class CodeChunker:
                 # The crumb before it is part of its chunk now; when that crumb holds the
                 # owner's signature (`class A:`), the signature is in the text, not the header.
                 inner = headers if owner is not None and glued <= owner.def_line else member_headers
-                self.out.append(_Out(glued, end, child.kind, child.qualname, inner))
+                self.out.append(_Out(glued, end, child.kind, child.qualname, inner, _members(child)))
             else:
                 self._emit_unit(child, start, end, merged, member_headers, depth)
             position = end + 1
@@ -554,13 +563,26 @@ class CodeChunker:
         return chunks, self.symbols
 
 
+def _members(unit: _Unit) -> tuple[str, ...]:
+    """The names of the definitions directly inside ``unit``, each once, in order."""
+    return tuple(dict.fromkeys(child.name for child in unit.children if child.name))
+
+
 def _header(out: _Out) -> str:
     """The chunk's header lines, led by its definition's name in plain words (``Box.into_raw``
     → ``box into raw``, ``fromFetch`` → ``from fetch``): the model's word pieces read
-    ``newZeroedSlice`` as ``new ##zer ##oed ##sl ##ice``, and a descriptive query is words."""
+    ``newZeroedSlice`` as ``new ##zer ##oed ##sl ##ice``, and a descriptive query is words.
+    A container kept whole adds its members' names (``impl PartialOrd for Rc<T>`` → ``rc:
+    partial cmp, lt, le, gt, ge``): its name alone says nothing of what is in it."""
     if out.symbol is None:
         return "\n".join(out.header)
-    return "\n".join((" ".join(name_parts(out.symbol)), *out.header))
+    name = " ".join(name_parts(out.symbol))
+    if out.members:
+        listed = ", ".join(" ".join(name_parts(member)) for member in out.members)
+        if len(listed) > _MAX_SIGNATURE:
+            listed = listed[: _MAX_SIGNATURE - 1].rstrip(" ,") + "…"
+        name = f"{name}: {listed}"
+    return "\n".join((name, *out.header))
 
 
 @dataclass(slots=True)

@@ -1,8 +1,10 @@
 """The lexical half: FTS5 BM25 over chunk text and split identifiers.
 
-Terms that match nearly every chunk are dropped when the query has others, and past a postings
-budget the most common of the rest too, so a long descriptive query costs about the same at 100k
-chunks as at 20k. The SQL is the store's (``store.search_rows``); this module chooses the terms.
+A sentence's word the index does not hold is joined by its base forms that it does ("delays"
+finds `delay`). Terms that match nearly every chunk are dropped when the query has others, and
+past a postings budget the most common of the rest too, so a long descriptive query costs about
+the same at 100k chunks as at 20k. The SQL is the store's (``store.search_rows``); this module
+chooses the terms.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from kenning.engine import Engine
-from kenning.lexical import query_terms
+from kenning.lexical import identifier_like, query_terms, word_forms
 from kenning.search import tuning
 from kenning.store.db import Database
 
@@ -61,6 +63,8 @@ def lexical_candidates(
         return []
     if total is None:
         total = db.max_chunk_id(conn)
+    if not identifier_like(text):
+        terms = known_forms(engine, conn, terms, total)
     if len(terms) > 1 and total >= tuning.COMMON_TERM_MIN_CHUNKS:
         df = engine.searcher().doc_counts.of(db, conn, terms, total)
         kept = [t for t in terms if df.get(t, 0) <= tuning.COMMON_TERM_SHARE * total]
@@ -77,6 +81,26 @@ def lexical_candidates(
             kept = [t for t in kept if t in chosen]
         terms = kept
     return db.bm25_chunk_ids(terms, file_ids, n, conn)
+
+
+def known_forms(engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], total: int) -> list[str]:
+    """``terms`` plus, for each the index does not hold, its base forms that it does
+    (``word_forms``): "Delays the emission" finds `delay`. The unknown term stays, in case
+    the counts, which lag the index, missed it."""
+    assert engine.db is not None
+    counts = engine.searcher().doc_counts
+    df = counts.of(engine.db, conn, terms, total)
+    forms = {t: word_forms(t) for t in terms if not df.get(t)}
+    if not any(forms.values()):
+        return list(terms)
+    found = counts.of(engine.db, conn, [f for fs in forms.values() for f in fs], total)
+    out: dict[str, None] = {}
+    for t in terms:
+        out.setdefault(t, None)
+        for f in forms.get(t, ()):
+            if found.get(f):
+                out.setdefault(f, None)
+    return list(out)
 
 
 def rare_terms(engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], total: int) -> set[str]:

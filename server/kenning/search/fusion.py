@@ -5,12 +5,11 @@ name the chunk's definition; then hits, without duplicate texts or overlapping s
 from __future__ import annotations
 
 import logging
-import re
 import sqlite3
 from collections.abc import Sequence
 
 from kenning.engine import Engine
-from kenning.lexical import name_parts, query_terms
+from kenning.lexical import identifier_like, name_parts, query_terms
 from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
 from kenning.search.preview import preview
@@ -19,18 +18,6 @@ from kenning.store.rows import ChunkRow
 from kenning.workspace import stored_path_is_plain
 
 log = logging.getLogger("kenning.search")
-
-
-_CODE_WORD = re.compile(r"_*[A-Za-z]\w*?(?:(?:_|\.|::)\w+|[a-z0-9][A-Z]\w*)")
-
-
-def identifier_like(text: str) -> bool:
-    """One word, or at most three with one shaped like code (``snake_case``, ``camelCase``,
-    ``a.b``, ``A::b``)."""
-    words = text.split()
-    if len(words) == 1:
-        return True
-    return 0 < len(words) <= 3 and any(_CODE_WORD.fullmatch(w.strip("`()")) for w in words)
 
 
 def is_boilerplate(row: ChunkRow) -> bool:
@@ -43,9 +30,12 @@ def spelled(part: str, terms: set[str]) -> bool:
     return len(part) >= tuning.NAME_PREFIX_MIN and any(term.startswith(part) for term in terms)
 
 
-def name_boost(terms: set[str], symbol: str | None, owner_terms: set[str] | None = None) -> float:
+def name_boost(
+    terms: set[str], symbol: str | None, owner_terms: set[str] | None = None, *, named: bool = False
+) -> float:
     """Query words that spell the definition's name; ``owner_terms`` (default ``terms``): the
-    words that may name its owner."""
+    words that may name its owner; ``named``: the query is names, not a sentence (the owner's
+    words count as spelled)."""
     if not symbol or not terms:
         return 0.0
     owner, _, leaf = symbol.rpartition(".")
@@ -59,13 +49,49 @@ def name_boost(terms: set[str], symbol: str | None, owner_terms: set[str] | None
         return 0.0
     # A name the query spells more fully (more of its parts, a larger share of the query) wins
     # over its siblings: `new_uninit_in` over `new_in` for "new box, uninitialized, in …".
-    spelt_share = (common / len(terms)) ** tuning.NAME_TERMS_POWER
-    boost: float = tuning.NAME_BOOST * (common / len(parts)) * spelt_share
+    owned = False
+    spelt = common
     if owner and tuning.OWNER_BOOST:
         # `Filter next_back`: the owner's name tells same-named methods of sibling types apart.
         owner_parts = set(name_parts(owner.rsplit(".", 1)[-1]))
-        if owner_parts and owner_parts <= (terms if owner_terms is None else owner_terms):
-            boost += tuning.OWNER_BOOST
+        owned = bool(owner_parts) and owner_parts <= (terms if owner_terms is None else owner_terms)
+        if owned and named:
+            # A query that is only names ("Rc new"): the owner's words are spelled too, so
+            # `Rc.new` spells all of it and outranks `Rc.new_uninit` by more.
+            spelt += len(owner_parts & terms - parts)
+    spelt_share = (min(spelt, len(terms)) / len(terms)) ** tuning.NAME_TERMS_POWER
+    boost: float = tuning.NAME_BOOST * (common / len(parts)) * spelt_share
+    if owned:
+        boost += tuning.OWNER_BOOST
+    return boost
+
+
+def members(row: ChunkRow) -> list[str]:
+    """The names a definition kept whole lists after its own on its header's first line
+    (``filter: next back, try rfold``, see ``chunking.code``), in words; a list cut short
+    loses its cut name."""
+    if not row.symbol:
+        return []
+    first = row.header.split("\n", 1)[0]
+    lead = " ".join(name_parts(row.symbol)) + ": "
+    if not first.startswith(lead):
+        return []
+    names = first[len(lead) :].split(", ")
+    if names[-1].endswith("…"):
+        names.pop()
+    return [n for n in names if n]
+
+
+def chunk_boost(
+    terms: set[str], row: ChunkRow, owner_terms: set[str] | None = None, *, inside: bool = True
+) -> float:
+    """The name boost of the chunk's definition, or with ``inside`` (a query short enough to be
+    names) of a definition inside it when that is spelled better: "Filter next_back" finds
+    `impl Filter` kept whole with `next_back` in it."""
+    boost = name_boost(terms, row.symbol, owner_terms, named=inside)
+    if inside and row.symbol:
+        for member in members(row):
+            boost = max(boost, name_boost(terms, f"{row.symbol}.{member}", owner_terms, named=True))
     return boost
 
 
@@ -98,6 +124,9 @@ def fuse(
     # A typed identifier (`parseHttpHeader`, `Filter next_back`) is what BM25 over split
     # identifiers finds best; a sentence is where the dense half leads.
     lexical_weight = tuning.IDENTIFIER_LEXICAL_WEIGHT if identifier_like(text) else tuning.LEXICAL_WEIGHT
+    # A name typed with its owner ("Filter next_back") may be a member of a definition kept
+    # whole; a sentence's words spell members by chance.
+    inside = len(text.split()) <= tuning.MEMBER_NAMES_MAX_WORDS
     owner_terms: set[str] = set()
     if tuning.OWNER_BOOST and terms:
         if total is None:
@@ -116,7 +145,7 @@ def fuse(
                 score += tuning.DENSE_WEIGHT / (tuning.RRF_K + dense_rank[cid])
             if cid in lexical_rank:
                 score += lexical_weight / (tuning.RRF_K + lexical_rank[cid])
-            score += name_boost(term_set, row.symbol, owner_terms)
+            score += chunk_boost(term_set, row, owner_terms, inside=inside)
         scored.append((score, row))
     scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].start_line))
     hits: list[Hit] = []

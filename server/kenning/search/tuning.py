@@ -23,13 +23,23 @@ NAME_BOOST = 1.5 / (RRF_K + 1)
 NAME_TERMS_POWER = 0.75
 # Tuned with `python -m bench.multilang` (Go, Rust and TypeScript standard-library-sized
 # samples, held-out halves; docs/performance.md): for queries shaped like identifiers (see
-# _identifier_like) the lexical half weighs 1.4 (identifier MRR@10 on held-out halves: Go
+# lexical.identifier_like) the lexical half weighs 1.4 (identifier MRR@10 on held-out halves: Go
 # 0.916 -> 0.924, Rust 0.748 -> 0.771, TypeScript 0.812 -> 0.872 with the owner boost below).
 IDENTIFIER_LEXICAL_WEIGHT = 1.4
 # Added to the name boost when the query names the definition's owner (type, class, receiver)
 # by a term that is not in most chunks: Rust descriptive held-out 0.331 -> 0.356, no language
 # lower by more than 0.003.
 OWNER_BOOST = 0.1
+# A query of at most this many words may name a definition inside a chunk kept whole (an
+# `impl` or class that fits, its members listed in its header): the name boost takes the best
+# of the chunk's own name and its members'. bench.multilang identifier MRR@10, all queries:
+# Rust 0.844 -> 0.884, TypeScript 0.902 -> 0.921, Python 0.952 -> 0.955, Go equal;
+# descriptive unchanged. Applied to every query, Rust descriptive fell 0.436 -> 0.432 (15
+# queries lower, 5 higher): a sentence's words spell members by chance. Such a query also
+# counts the owner's words as spelled in the name's share of the query ("Rc new" spells all of
+# `Rc.new`): identifier Rust 0.895 -> 0.909, TypeScript 0.939 -> 0.950, Python 0.959 ->
+# 0.969, Go 0.953 -> 0.957; for every query it cost Go descriptive 0.637 -> 0.627.
+MEMBER_NAMES_MAX_WORDS = 3
 # A name part at least this long also spells a query word it begins: code abbreviates what a
 # sentence spells out (`uninit` / "uninitialized", `alloc` / "allocator", `buf` / "buffer").
 # Descriptive MRR@10 (tune/held-out halves, bench.multilang): Python 0.527/0.649 ->
