@@ -36,7 +36,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #  2: TypeScript overloads glued to their implementation; context lines in method headers.
 #  3: every definition's header led by its name in plain words.
 #  4: trait and interface member declarations as chunks of their own (Rust, Go, TypeScript).
-CHUNKER_VERSION = 4
+#  5: C and C++ parsed with macro invocations blanked (glibc's `attribute_hidden`, JUCE's
+#     `JUCE_API`); C++ functions returning a reference (`String& f()`) named.
+CHUNKER_VERSION = 5
 
 log = logging.getLogger(__name__)
 

@@ -25,6 +25,7 @@ Measured on glibc 2.36 and JUCE 7's modules by ``bench/multilang.py`` (docs/perf
 
 from __future__ import annotations
 
+import bisect
 import re
 
 # Attribute-like macros that expand to nothing the parser needs (calling conventions,
@@ -53,6 +54,7 @@ _WORDS = (
     "internal_function",
     "inhibit_loop_to_libcall",
     "DL_ARCH_FIXUP_ATTRIBUTE",
+    "weak_function",
     # JUCE
     "JUCE_API",
     "JUCE_CALLTYPE",
@@ -88,7 +90,7 @@ def _close_paren(src: bytes, start: int) -> int:
     return -1
 
 
-def _prev_line_allows(src: bytes, line_start: int) -> bool:
+def _prev_line_allows(src: bytes | bytearray, line_start: int) -> bool:
     """Whether a statement can end right before ``line_start`` (see the module docstring)."""
     end = line_start
     while end > 0:
@@ -97,30 +99,32 @@ def _prev_line_allows(src: bytes, line_start: int) -> bool:
         end = begin
         if not line:
             return True
-        if line.startswith((b"#", b"//", b"/*", b"*")) or line.endswith(b"*/"):
-            return True
         if line.endswith(b"\\"):
             return False  # inside a macro definition
+        if line.startswith((b"#", b"//", b"/*", b"*")) or line.endswith(b"*/"):
+            return True
         return line.endswith((b";", b"{", b"}", b":"))
     return True
 
 
-def _next_line_allows(src: bytes, pos: int) -> bool:
-    """Whether nothing after ``pos`` (the end of the invocation) continues a definition."""
-    rest = src.find(b"\n", pos)
-    if rest < 0:
-        return True
-    if src[pos:rest].strip() not in (b"", b";"):
-        return False
-    nxt = rest + 1
-    while nxt < len(src):
-        end = src.find(b"\n", nxt)
-        end = len(src) if end < 0 else end
-        line = src[nxt:end]
-        if line.strip():
-            return not line.lstrip().startswith(b"{")  # `NAME (args)` then a body: a definition
-        nxt = end + 1
-    return True
+def _opens_body(lines: list[bytes]) -> list[bool]:
+    """Per line: whether the lines from it down (up to a blank line or a statement's end) open a
+    body, as they do below a GNU-style return type (``FLOAT`` / ``ElfW(Addr)`` above ``name
+    (args)`` and ``{``). One pass from the bottom."""
+    opens = [False] * (len(lines) + 1)
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i].strip()
+        if not line:
+            opens[i] = False
+        elif line.startswith(b"{"):
+            opens[i] = True
+        elif line.endswith((b";", b"}")) or line.startswith((b"#", b"//", b"/*")):
+            opens[i] = False
+        elif line.endswith(b"{"):
+            opens[i] = True
+        else:
+            opens[i] = opens[i + 1]
+    return opens
 
 
 def blank_macros(src: bytes) -> bytes:
@@ -129,6 +133,8 @@ def blank_macros(src: bytes) -> bytes:
     if not src:
         return src
     out = bytearray(src)
+    starts = [0, *(m.end() for m in re.finditer(rb"\n", src))]  # line start offsets
+    opens = _opens_body(src.split(b"\n"))
 
     def blank(start: int, end: int) -> None:
         for i in range(start, end):
@@ -157,7 +163,11 @@ def blank_macros(src: bytes) -> bytes:
         if after < len(src) and src[after] == 0x3B:  # ;
             after += 1
         # The previous line as blanked so far: a run of invocations goes line by line.
-        if not _next_line_allows(src, after) or not _prev_line_allows(bytes(out), match.start()):
+        row = bisect.bisect_right(starts, after) - 1  # the invocation's last line
+        rest = starts[row + 1] - 1 if row + 1 < len(starts) else len(src)
+        if src[after:rest].strip() or opens[row + 1]:
+            continue  # more on its line, or a definition continues below it
+        if not _prev_line_allows(out, match.start()):
             continue
         blank(match.start(2), after)
     return bytes(out)
