@@ -49,6 +49,7 @@ definitions only (a declaration and its definition would share the name).
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import random
 import re
@@ -291,7 +292,22 @@ def prepare(lang: str, root: Path, dest: Path, *, budget: int, seed: int) -> Pre
             target.write_text(text, encoding="utf-8")
         desc += d
         idents += i
+    if lang == "cpp":
+        desc = _with_definitions(desc, idents)
     return Prepared(sorted(chosen), desc, idents, total)
+
+
+def _with_definitions(desc: list[DocQuery], idents: list[DocQuery]) -> list[DocQuery]:
+    """C++ descriptive queries answered by the documented declaration *or* a definition of the
+    same ``Owner.name`` (out of line in a ``.cpp``, or inline): both are what the doc describes."""
+    defs: dict[str, list[tuple[str, int, int]]] = {}
+    for q in idents:
+        defs.setdefault(q.name, []).append((q.path, q.start_line, q.end_line))
+    out = []
+    for q in desc:
+        also = tuple(loc for loc in defs.get(q.name, ()) if loc != (q.path, q.start_line, q.end_line))
+        out.append(dataclasses.replace(q, also=also) if also else q)
+    return out
 
 
 # -- doc comments --------------------------------------------------------------------------------

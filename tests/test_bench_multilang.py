@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import mlcorpus, multilang
+from bench import mlcorpus, multilang, quality
 from bench.corpus import DocQuery
 
 GO = """// Copyright 2009 The Go Authors.
@@ -288,3 +288,20 @@ def test_report_renders_errors_and_results() -> None:
 @pytest.mark.parametrize("lang", ["go", "rust", "typescript", "python", "java", "c", "cpp"])
 def test_every_language_has_a_source(lang: str) -> None:
     assert lang in mlcorpus.SOURCES and lang in multilang.LANGS
+
+
+def test_cpp_declaration_queries_are_also_answered_by_the_definition(tmp_path: Path) -> None:
+    root = tmp_path / "juce"
+    (root / "juce_core" / "text").mkdir(parents=True)
+    (root / "juce_core" / "text" / "juce_String.h").write_text(CPP.replace("\r\n", "\n"))
+    (root / "juce_core" / "text" / "juce_String.cpp").write_text(
+        "namespace juce\n{\n\nString::String() noexcept\n{\n}\n\n}\n"
+    )
+    prep = mlcorpus.prepare("cpp", root, tmp_path / "ws", budget=1000, seed=7)
+    by_name = {q.name: q for q in prep.descriptive}
+    assert by_name["String.String"].also == (("juce_core/text/juce_String.cpp", 4, 6),)
+    assert by_name["String.length"].also == (("juce_core/text/juce_String.h", 29, 32),)
+    assert by_name["String.operator+="].also == ()  # the documented definition itself
+    hit = DocQuery("x", "juce_core/text/juce_String.cpp", "", 1, 5)  # anything with path and lines
+    assert quality._relevant(hit, by_name["String.String"])
+    assert not quality._relevant(hit, by_name["String.length"])
