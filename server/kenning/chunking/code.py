@@ -29,8 +29,8 @@ inside the container's chunk; the members of a split container carry its signatu
 A(B):``, ``impl Read for File``, ``interface Foo``) as header; a Go method names its receiver in
 its own signature; and the path comes first in every model input. Every definition's header
 is led by its qualified name in plain words (``Box.into_raw`` → ``box into raw``), which the
-model's word pieces read better than ``camelCase``. On the Go, Rust and
-TypeScript samples of ``bench/multilang.py`` that holds for every method chunk (244, 404, 128).
+model's word pieces read better than ``camelCase``. On the samples of ``bench/multilang.py``
+that holds for every method chunk (Go 250, Rust 493, TypeScript 145, Java 813, C++ 639).
 """
 
 from __future__ import annotations
