@@ -305,3 +305,10 @@ def test_cpp_declaration_queries_are_also_answered_by_the_definition(tmp_path: P
     hit = DocQuery("x", "juce_core/text/juce_String.cpp", "", 1, 5)  # anything with path and lines
     assert quality._relevant(hit, by_name["String.String"])
     assert not quality._relevant(hit, by_name["String.length"])
+
+
+def test_missing_debian_packages_locate_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mlcorpus, "JDK_SRC", str(tmp_path / "no-src.zip"))
+    monkeypatch.setattr(mlcorpus, "JUCE_MODULES", str(tmp_path / "no-juce"))
+    assert mlcorpus.locate("java", tmp_path) is None
+    assert mlcorpus.locate("cpp", tmp_path) is None
