@@ -527,9 +527,9 @@ class Runner:
         )
 
     def multilang(self) -> None:
-        """Python, Go, Rust and TypeScript quality next to the naive 40-line hybrid
-        (bench/multilang.py): in the full run or with --only (it embeds ~6,000 chunks from
-        scratch, and its sources come from apt and npm)."""
+        """Python, Go, Rust, TypeScript, Java, C and C++ quality next to the naive 40-line
+        hybrid (bench/multilang.py): in the full run or with --only (it embeds ~10,000 chunks
+        from scratch, and its sources come from apt and npm)."""
         from bench import multilang
 
         if self.plan.name != "full" and self.args.only is None:

@@ -137,6 +137,9 @@ class DocQuery:
     name: str
     start_line: int  # the def line (decorators excluded)
     end_line: int
+    # Other places that answer it too, (path, start, end): a C++ method's definitions in the
+    # ``.cpp`` next to the documented declaration in the header (bench/mlcorpus.py).
+    also: tuple[tuple[str, int, int], ...] = ()
 
 
 def _first_sentence(doc: str) -> str:

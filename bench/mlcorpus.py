@@ -1,5 +1,5 @@
-"""The multi-language benchmark corpora: real Go, Rust and TypeScript sources with their doc
-comments removed, and the queries those doc comments give.
+"""The multi-language benchmark corpora: real Go, Rust, TypeScript, Java, C and C++ sources with
+their doc comments removed, and the queries those doc comments give.
 
 Where the sources come from (registries only; nothing is committed to this repository):
 
@@ -12,6 +12,21 @@ Where the sources come from (registries only; nothing is committed to this repos
   library, docstrings stripped as in ``bench.corpus``.
 * **TypeScript**: RxJS 7.8.1 from npm, which ships its ``src/``: ``npm pack rxjs@7.8.1`` into
   ``<workdir>/src`` and unpacked there (done by :func:`locate` when npm is available).
+* **Java**: the OpenJDK 17 class library from Debian, ``apt-get install openjdk-17-source`` →
+  ``/usr/lib/jvm/openjdk-17/lib/src.zip``, whose ``java.base/java/*`` (``java.util``,
+  ``java.lang``, ``java.io``, ``java.nio`` …) :func:`locate` unzips into
+  ``<workdir>/src/openjdk-17``. ``package-info.java`` is left out.
+* **C**: glibc 2.36 from Debian, ``apt-get install glibc-source`` →
+  ``/usr/src/glibc/glibc-2.36.tar.xz``, unpacked into ``<workdir>/src/glibc-2.36`` by
+  :func:`locate`; only ``.c`` files, without ``sysdeps/`` (per-architecture variants of the same
+  functions), the tests (``tst-*``, ``test-*``, ``bug-*``, ``support/``), ``manual/``,
+  ``benchtests/``, ``conform/``, ``localedata/``, ``scripts/``, ``po/``.
+* **C++**: the JUCE 7 modules from Debian, ``apt-get install juce-modules-source`` →
+  ``/usr/share/juce/modules`` (``.h`` and ``.cpp``), without the bundled third-party code
+  (``VST3_SDK``, ``LV2_SDK``, ``box2d``, ``flac``, ``oggvorbis``, ``jpglib``, ``pnglib``, ``zlib``,
+  ``oboe``, ``pslextensions``), the per-platform ``native/`` code and ``unit_tests/``.
+
+A language whose sources are missing is reported as such and skipped.
 
 Each language keeps a seeded subset of whole directories (packages / modules), at most a
 quarter of the budget from one directory, until its budget of non-blank code lines is reached:
@@ -19,13 +34,22 @@ a few thousand chunks, which this shared machine embeds in minutes.
 
 Doc comments are found with tree-sitter and blanked (their lines kept, so line numbers match):
 Go comment groups directly above a declaration, Rust ``///``/``//!``/``/** */``/``/*! */``,
-TypeScript ``/** */``. Every documented function or method gives a descriptive query — the doc
-comment's first sentence with the item's own name removed — and every function or method an
-identifier query (its name; ``Owner name`` when the name alone is ambiguous).
+TypeScript ``/** */``, Java Javadoc ``/** */`` (``{@code x}``, ``{@link A#b text}`` and HTML
+read as the words they show), C comment groups directly above a definition or prototype (on
+lines of their own), C++ Doxygen ``/** */``. Every documented function or method gives a
+descriptive query — the doc comment's first sentence with the item's own name removed — and
+every function or method an identifier query (its name; ``Owner name`` when the name alone is
+ambiguous). C and C++ are parsed with the macros tree-sitter misreads blanked
+(``kenning.chunking.macros``), so a definition after ``weak_alias (…)`` or inside a ``class
+JUCE_API X`` is a target whether or not the chunker under test copes with it. C++ documents its
+API in headers, so a method or function *declaration* with a doc comment is a descriptive target
+(the hit must overlap the declaration, not a definition elsewhere); identifier targets are
+definitions only (a declaration and its definition would share the name).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import random
 import re
@@ -40,23 +64,27 @@ import tree_sitter as ts
 from bench.corpus import DocQuery, _first_sentence
 
 RXJS = "rxjs@7.8.1"
+GLIBC = "2.36"
+JDK_SRC = "/usr/lib/jvm/openjdk-17/lib/src.zip"
+JUCE_MODULES = "/usr/share/juce/modules"
 
 
 @dataclass(frozen=True)
 class Source:
     lang: str  # kenning language name
     label: str  # what the report calls it
-    ext: str
+    exts: tuple[str, ...]
     roots: tuple[str, ...]  # directories below the located root that are indexed
     skip_dirs: frozenset[str]
     skip_suffixes: tuple[str, ...]
+    skip_prefixes: tuple[str, ...] = ()  # file names starting so are left out (glibc's tests)
 
 
 SOURCES: dict[str, Source] = {
     "go": Source(
         "go",
         "Go standard library",
-        ".go",
+        (".go",),
         ("",),
         frozenset({"cmd", "testdata", "vendor"}),
         ("_test.go",),
@@ -64,7 +92,7 @@ SOURCES: dict[str, Source] = {
     "rust": Source(
         "rust",
         "Rust standard library (core, alloc, std)",
-        ".rs",
+        (".rs",),
         ("core/src", "alloc/src", "std/src"),
         frozenset({"tests", "benches", "testdata"}),
         ("/tests.rs", "/benches.rs"),
@@ -72,7 +100,7 @@ SOURCES: dict[str, Source] = {
     "python": Source(
         "python",
         "Python standard library (this interpreter's)",
-        ".py",
+        (".py",),
         ("",),
         frozenset({"test", "tests", "idle_test", "site-packages", "__pycache__", "lib2to3", "idlelib"}),
         (),
@@ -80,10 +108,52 @@ SOURCES: dict[str, Source] = {
     "typescript": Source(
         "typescript",
         f"RxJS ({RXJS.split('@')[1]}, src/ from npm)",
-        ".ts",
+        (".ts",),
         ("",),
         frozenset({"testing", "node_modules"}),
         (".d.ts", ".spec.ts"),
+    ),
+    "java": Source(
+        "java",
+        "OpenJDK 17 class library (java.base's java.*, src.zip from Debian)",
+        (".java",),
+        ("java.base/java",),
+        frozenset(),
+        ("/package-info.java",),
+    ),
+    "c": Source(
+        "c",
+        f"glibc {GLIBC} (the Debian source tarball)",
+        (".c",),
+        ("",),
+        frozenset(
+            {"sysdeps", "manual", "benchtests", "scripts", "po", "localedata", "conform", "tests", "support"}
+        ),
+        (),
+        ("tst-", "test-", "bug-"),
+    ),
+    "cpp": Source(
+        "cpp",
+        "JUCE 7 modules (Debian)",
+        (".h", ".cpp"),
+        ("",),
+        frozenset(
+            {
+                "VST3_SDK",
+                "LV2_SDK",
+                "pslextensions",
+                "box2d",
+                "flac",
+                "oggvorbis",
+                "jpglib",
+                "pnglib",
+                "zlib",
+                "oboe",
+                "native",
+                "unit_tests",
+            }
+        ),
+        (),
     ),
 }
 
@@ -118,6 +188,28 @@ def locate(lang: str, work: Path, *, install: bool = True) -> Path | None:
         (dest / "rxjs").mkdir(exist_ok=True)
         subprocess.run(["tar", "xzf", str(tarball), "-C", str(dest / "rxjs")], check=True)
         return root if root.is_dir() else None
+    if lang == "java":  # unzipped from the JDK's src.zip (openjdk-17-source)
+        root = work / "src" / "openjdk-17"
+        if (root / "java.base" / "java").is_dir():
+            return root
+        if not install or not Path(JDK_SRC).is_file():
+            return None
+        root.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["unzip", "-q", "-o", JDK_SRC, "java.base/java/*", "-d", str(root)], check=True)
+        return root if (root / "java.base" / "java").is_dir() else None
+    if lang == "c":  # unpacked from the glibc-source tarball
+        root = work / "src" / f"glibc-{GLIBC}"
+        if (root / "stdlib").is_dir():
+            return root
+        tarball = Path(f"/usr/src/glibc/glibc-{GLIBC}.tar.xz")
+        if not install or not tarball.is_file():
+            return None
+        (work / "src").mkdir(parents=True, exist_ok=True)
+        subprocess.run(["tar", "xJf", str(tarball), "-C", str(work / "src")], check=True)
+        return root if (root / "stdlib").is_dir() else None
+    if lang == "cpp":  # juce-modules-source installs the modules' sources themselves
+        root = Path(JUCE_MODULES)
+        return root if (root / "juce_core").is_dir() else None
     raise ValueError(f"unknown language {lang!r}")
 
 
@@ -126,10 +218,12 @@ def source_files(src: Source, root: Path) -> list[str]:
     out: list[str] = []
     for sub in src.roots:
         base = root / sub if sub else root
-        for path in sorted(base.rglob(f"*{src.ext}")):
+        for path in sorted(p for ext in src.exts for p in base.rglob(f"*{ext}")):
             rel = path.relative_to(root).as_posix()
             parts = rel.split("/")
             if any(p in src.skip_dirs for p in parts[:-1]) or ("/" + rel).endswith(src.skip_suffixes):
+                continue
+            if src.skip_prefixes and parts[-1].startswith(src.skip_prefixes):
                 continue
             out.append(rel)
     return out
@@ -185,7 +279,7 @@ def prepare(lang: str, root: Path, dest: Path, *, budget: int, seed: int) -> Pre
             total += n
     keep = set(chosen)
     if dest.exists():  # files of an earlier, different selection go
-        for path in sorted(dest.rglob(f"*{src.ext}")):
+        for path in sorted(p for ext in src.exts for p in dest.rglob(f"*{ext}")):
             if path.relative_to(dest).as_posix() not in keep:
                 path.unlink()
     desc: list[DocQuery] = []
@@ -198,7 +292,22 @@ def prepare(lang: str, root: Path, dest: Path, *, budget: int, seed: int) -> Pre
             target.write_text(text, encoding="utf-8")
         desc += d
         idents += i
+    if lang == "cpp":
+        desc = _with_definitions(desc, idents)
     return Prepared(sorted(chosen), desc, idents, total)
+
+
+def _with_definitions(desc: list[DocQuery], idents: list[DocQuery]) -> list[DocQuery]:
+    """C++ descriptive queries answered by the documented declaration *or* a definition of the
+    same ``Owner.name`` (out of line in a ``.cpp``, or inline): both are what the doc describes."""
+    defs: dict[str, list[tuple[str, int, int]]] = {}
+    for q in idents:
+        defs.setdefault(q.name, []).append((q.path, q.start_line, q.end_line))
+    out = []
+    for q in desc:
+        also = tuple(loc for loc in defs.get(q.name, ()) if loc != (q.path, q.start_line, q.end_line))
+        out.append(dataclasses.replace(q, also=also) if also else q)
+    return out
 
 
 # -- doc comments --------------------------------------------------------------------------------
@@ -208,6 +317,16 @@ def _parser(lang: str) -> ts.Parser:
     from kenning.chunking.grammars import GRAMMARS, compiled
 
     return ts.Parser(compiled(GRAMMARS[lang]).language)
+
+
+def _parse_bytes(lang: str, src: bytes) -> bytes:
+    """What the parser reads: C and C++ with the macros tree-sitter misreads blanked (same
+    offsets), so the targets include the definitions a plain parse loses."""
+    if lang in ("c", "cpp"):
+        from kenning.chunking.macros import blank_macros
+
+        return blank_macros(src)
+    return src
 
 
 _TARGETS = {
@@ -223,7 +342,25 @@ _TARGETS = {
             "variable_declarator",
         }
     ),
+    "java": frozenset({"method_declaration", "constructor_declaration"}),
+    "c": frozenset({"function_definition"}),
+    # C++ also documents declarations (JUCE's doc comments are in the headers): a method
+    # declared in a class body or a function declared anywhere is a descriptive target; only
+    # definitions are identifier targets (a declaration and its definition share one name).
+    "cpp": frozenset({"function_definition", "field_declaration", "declaration"}),
 }
+_C_TYPES = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
+_JAVA_TYPES = frozenset(
+    {
+        "class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+        "annotation_type_declaration",
+    }
+)
+# Comments directly above these blank in C (doc comments of definitions and prototypes).
+_C_DECLS = frozenset({"function_definition", "declaration", "type_definition"})
 _WRAPPERS = frozenset(
     {"export_statement", "lexical_declaration", "variable_declaration", "ambient_declaration"}
 )
@@ -265,7 +402,18 @@ def _is_doc(lang: str, text: str) -> bool:
         return text.startswith(("///", "//!", "/**", "/*!")) and not text.startswith(("////", "/***"))
     if lang == "typescript":
         return text.startswith("/**") and not text.startswith("/***")
-    return True  # Go: any comment group directly above a declaration
+    if lang in ("java", "cpp"):  # Javadoc, Doxygen
+        return text.startswith("/**") and not text.startswith(("/***", "/**/"))
+    return True  # Go, C: any comment group directly above a declaration
+
+
+def _javadoc_inline(text: str) -> str:
+    """Javadoc markup as the words a reader sees: ``{@code x}`` → ``x``, ``{@link A#b text}`` →
+    ``text``, HTML tags dropped, entities decoded."""
+    text = re.sub(r"\{@(?:link|linkplain)\s+\S+\s+([^}]*)\}", r"\1", text)
+    text = re.sub(r"\{@\w+\s+([^}]*)\}", lambda m: m.group(1).split("#")[-1] or m.group(1), text)
+    text = re.sub(r"</?[A-Za-z][^>]*>", "", text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").replace("&nbsp;", " ")
 
 
 def _doc_text(lang: str, comments: list[str]) -> str:
@@ -281,10 +429,53 @@ def _doc_text(lang: str, comments: list[str]) -> str:
         if line.startswith("@") or line.startswith("```") or line.startswith("# "):
             break  # JSDoc tags, examples and sections end the summary
         out.append(line)
-    return "\n".join(out)
+    doc = "\n".join(out)
+    return _javadoc_inline(doc) if lang == "java" else doc
+
+
+def _c_function_declarator(node: ts.Node) -> bool:
+    """Whether a C++ declaration declares a function (``int f(int);``, ``T& operator[](int)``)."""
+    found = node.child_by_field_name("declarator")
+    while found is not None and found.type in ("pointer_declarator", "reference_declarator"):
+        found = found.child_by_field_name("declarator") or (
+            found.named_children[-1] if found.named_child_count else None
+        )
+    return found is not None and found.type == "function_declarator"
+
+
+def _c_name(lang: str, node: ts.Node, src: bytes) -> tuple[str, tuple[str, ...]] | None:
+    """The name a C/C++ function definition or declaration declares and its ``A::B::``
+    qualifier; walked here, not with kenning's chunker, so the targets do not follow it."""
+    if node.type != "function_definition" and not _c_function_declarator(node):
+        return None
+    found = node.child_by_field_name("declarator")
+    scope: list[str] = []
+    for _ in range(64):
+        if found is None:
+            return None
+        kind = found.type
+        if kind in ("identifier", "field_identifier", "destructor_name", "operator_name"):
+            return src[found.start_byte : found.end_byte].decode("utf-8", "replace"), tuple(scope)
+        if kind == "qualified_identifier":
+            part = found.child_by_field_name("scope")
+            if part is not None:
+                if part.type == "template_type":  # Foo<T>::bar → Foo
+                    part = part.child_by_field_name("name") or part
+                scope.append(src[part.start_byte : part.end_byte].decode("utf-8", "replace"))
+            found = found.child_by_field_name("name")
+        elif kind in ("template_function", "template_type"):
+            found = found.child_by_field_name("name")
+        elif kind in ("parenthesized_declarator", "reference_declarator"):
+            found = found.named_children[-1] if found.named_child_count else None
+        else:
+            found = found.child_by_field_name("declarator")
+    return None
 
 
 def _name_of(lang: str, node: ts.Node, src: bytes) -> str | None:
+    if lang in ("c", "cpp"):
+        found = _c_name(lang, node, src)
+        return found[0] if found else None
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -296,6 +487,12 @@ def _name_of(lang: str, node: ts.Node, src: bytes) -> str | None:
 
 
 def _owner(lang: str, node: ts.Node, src: bytes) -> str | None:
+    if lang == "c":
+        return None
+    if lang == "cpp":
+        found = _c_name(lang, node, src)
+        if found is not None and found[1]:  # `Foo::bar`: the qualifier's last part
+            return found[1][-1].split("::")[-1]
     if lang == "go" and node.type == "method_declaration":
         from kenning.chunking.grammars import go_method_name
 
@@ -323,7 +520,20 @@ def _owner(lang: str, node: ts.Node, src: bytes) -> str | None:
         ):
             name = parent.child_by_field_name("name")
             return src[name.start_byte : name.end_byte].decode() if name else None
-        if t in ("function_item", "function_declaration", "method_declaration", "method_definition"):
+        if lang == "java" and t in _JAVA_TYPES:
+            name = parent.child_by_field_name("name")
+            return src[name.start_byte : name.end_byte].decode() if name else None
+        if lang == "cpp" and t in _C_TYPES:
+            name = parent.child_by_field_name("name")
+            return src[name.start_byte : name.end_byte].decode() if name else None
+        if t in (
+            "function_item",
+            "function_declaration",
+            "method_declaration",
+            "method_definition",
+            "constructor_declaration",
+            "function_definition",
+        ):
             return None  # a nested function: its owner is a function, not a type
         parent = parent.parent
     return None
@@ -332,11 +542,14 @@ def _owner(lang: str, node: ts.Node, src: bytes) -> str | None:
 def _lead(node: ts.Node) -> ts.Node:
     while node.parent is not None and node.parent.type in _WRAPPERS and node.parent.named_child_count == 1:
         node = node.parent
+    while node.parent is not None and node.parent.type == "template_declaration":  # C++
+        node = node.parent
     return node
 
 
-def _comments_above(lang: str, lead: ts.Node) -> list[ts.Node]:
+def _comments_above(lang: str, lead: ts.Node, lines: list[bytes]) -> list[ts.Node]:
     found: list[ts.Node] = []
+    own_line = lang in ("java", "c", "cpp")  # not a comment trailing the code line above
     line = lead.start_point.row
     prev = lead.prev_named_sibling
     skip = _SKIP_BETWEEN.get(lang, frozenset())
@@ -345,6 +558,8 @@ def _comments_above(lang: str, lead: ts.Node) -> list[ts.Node]:
         if end_row < line - 1:
             break
         if _is_comment(prev):
+            if own_line and not _starts_own_line(prev, lines):
+                break
             found.append(prev)
         elif prev.type not in skip:
             break
@@ -394,7 +609,7 @@ def strip(lang: str, path: str, text: str) -> tuple[str, list[DocQuery], list[Do
     if lang == "python":
         return _strip_python(path, text)
     src = text.encode("utf-8")
-    tree = _parser(lang).parse(src)
+    tree = _parser(lang).parse(_parse_bytes(lang, src))
     raw_lines = src.split(b"\n")
     blank: set[int] = set()
 
@@ -411,11 +626,12 @@ def strip(lang: str, path: str, text: str) -> tuple[str, list[DocQuery], list[Do
         if not _is_comment(node):
             continue
         body = src[node.start_byte : node.end_byte].decode("utf-8", "replace")
-        if lang == "go":
+        if lang in ("go", "c"):
+            decls = _GO_DECLS if lang == "go" else _C_DECLS
             nxt = node.next_named_sibling
             while nxt is not None and _is_comment(nxt):
                 nxt = nxt.next_named_sibling
-            if nxt is None or (nxt.type not in _GO_DECLS and _lead(nxt).type not in _GO_DECLS):
+            if nxt is None or (nxt.type not in decls and _lead(nxt).type not in decls):
                 continue
             # the group must reach the declaration (no blank line in between)
             run = node
@@ -471,10 +687,11 @@ def strip(lang: str, path: str, text: str) -> tuple[str, list[DocQuery], list[Do
         ident = DocQuery(
             query=name, path=path, name=f"{owner}.{name}" if owner else name, start_line=start, end_line=end
         )
-        identifiers.append(ident)
+        if lang != "cpp" or node.type == "function_definition":
+            identifiers.append(ident)
         docs = [
             c
-            for c in _comments_above(lang, lead)
+            for c in _comments_above(lang, lead, raw_lines)
             if _is_doc(lang, src[c.start_byte : c.end_byte].decode("utf-8", "replace"))
         ]
         if not docs:

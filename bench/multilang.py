@@ -1,4 +1,5 @@
-"""Retrieval quality in Go, Rust and TypeScript, next to a naive 40-line-window hybrid.
+"""Retrieval quality in Go, Rust, TypeScript, Java, C and C++, next to a naive 40-line-window
+hybrid.
 
 ``python -m bench.multilang [--workdir DIR] [--budget LINES] [--queries N] [--tune] [--output MD]``
 (also ``python -m bench --only multilang``). Sources and how to install them: ``bench.mlcorpus``.
@@ -33,7 +34,7 @@ from typing import Any
 from bench.corpus import DocQuery
 
 REPO = Path(__file__).resolve().parents[1]
-LANGS = ("python", "go", "rust", "typescript")
+LANGS = ("python", "go", "rust", "typescript", "java", "c", "cpp")
 BUDGET = 9_000  # non-blank code lines per language, after stripping: ~1-1.5k chunks
 SELECT_SEED = 7
 DESC_SEED = 13
@@ -256,7 +257,15 @@ DEFAULT_GRID: dict[str, Sequence[float]] = {
 
 
 def markdown(r: dict[str, Any]) -> str:
-    label = {"python": "Python", "go": "Go", "rust": "Rust", "typescript": "TypeScript"}
+    label = {
+        "python": "Python",
+        "go": "Go",
+        "rust": "Rust",
+        "typescript": "TypeScript",
+        "java": "Java",
+        "c": "C",
+        "cpp": "C++",
+    }
     lines = [
         START,
         f"### Multi-language retrieval quality: `{r['command']}` — {r['when']}",

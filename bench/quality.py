@@ -40,7 +40,10 @@ class Scores:
 
 
 def _relevant(hit: Any, q: DocQuery) -> bool:
-    return hit.path == q.path and hit.start_line <= q.end_line and hit.end_line >= q.start_line
+    return any(
+        hit.path == path and hit.start_line <= end and hit.end_line >= start
+        for path, start, end in ((q.path, q.start_line, q.end_line), *q.also)
+    )
 
 
 def score(ranked: Sequence[Sequence[Any]], queries: Sequence[DocQuery]) -> Scores:

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import mlcorpus, multilang
+from bench import mlcorpus, multilang, quality
 from bench.corpus import DocQuery
 
 GO = """// Copyright 2009 The Go Authors.
@@ -107,6 +107,141 @@ def test_typescript_jsdoc_is_blanked_and_overloads_are_one_answer() -> None:
     assert sorted(q.name for q in idents) == ["Box.open", "map"]
 
 
+JAVA = """package java.util;
+
+/**
+ * Resizable-array implementation of the {@code List} interface.
+ */
+public class ArrayList<E> extends AbstractList<E> {
+    /**
+     * Returns the number of elements in this list.  More text.
+     *
+     * @return the number of elements
+     */
+    @Override
+    public int size() {
+        return size;
+    }
+
+    /** Constructs an empty list with the given {@link java.util.Collection#size capacity}. */
+    public ArrayList(int initialCapacity) {
+    }
+
+    /** Trims the capacity of this <i>ArrayList</i> instance to the {@code list's} size. */
+    public void trimToSize() { modCount++; } /** not a doc comment of anything */
+
+    int helper() { return 1; } // trailing
+}
+"""
+
+# glibc's shape: a licence, a doc comment above a GNU-style definition with attribute macros,
+# top-level macro invocations without semicolons right after the body.
+C = """/* Copyright (C) 1991-2022 Free Software Foundation, Inc.
+   This file is part of the GNU C Library.  */
+
+#include <string.h>
+
+/* Return the length of the null-terminated string STR.  Scan for
+   the null terminator quickly by testing four bytes at a time.  */
+size_t
+attribute_hidden
+__strlen (const char *str)
+{
+  return 0;
+}
+weak_alias (__strlen, strlen)
+libc_hidden_builtin_def (strlen)
+
+int x; /* a trailing comment, not a doc */
+static int
+helper (void)
+{
+  return 1;
+}
+"""
+
+# JUCE's shape: documented declarations in a class body (CRLF line endings), an inline template
+# operator returning a reference, an out-of-line `Class::method` definition.
+CPP = """namespace juce
+{
+
+/**
+    A text string.
+
+    @see StringArray
+*/
+class JUCE_API  String  final
+{
+public:
+    /** Creates an empty string. */
+    String() noexcept;
+
+    /** Returns the number of characters in the string. */
+    int length() const noexcept;
+
+    /** Appends another string at the end of this one. */
+    template <typename T>
+    String& operator+= (T other)
+    {
+        return *this;
+    }
+
+private:
+    JUCE_LEAK_DETECTOR (String)
+};
+
+int String::length() const noexcept
+{
+    return 0;
+}
+
+} // namespace juce
+""".replace("\n", "\r\n")
+
+
+def test_java_javadoc_is_blanked_and_becomes_queries() -> None:
+    text, desc, idents = mlcorpus.strip("java", "java.base/java/util/ArrayList.java", JAVA)
+    assert len(text.split("\n")) == len(JAVA.split("\n"))
+    assert "/**" not in text.replace("/** not a doc", "") and "@return" not in text and "@Override" in text
+    by_name = {q.name: q for q in desc}
+    assert by_name["ArrayList.size"].query == "Returns the number of elements in this list"
+    assert (by_name["ArrayList.size"].start_line, by_name["ArrayList.size"].end_line) == (12, 15)
+    # Javadoc markup read as words; the constructor's own name (the class's) removed
+    assert by_name["ArrayList.ArrayList"].query == "Constructs an empty list with the given capacity"
+    assert by_name["ArrayList.trimToSize"].query == (
+        "Trims the capacity of this ArrayList instance to the list's size"
+    )
+    assert sorted(q.name for q in idents) == [
+        "ArrayList.ArrayList",
+        "ArrayList.helper",
+        "ArrayList.size",
+        "ArrayList.trimToSize",
+    ]
+
+
+def test_c_comment_above_a_definition_is_its_doc() -> None:
+    text, desc, idents = mlcorpus.strip("c", "string/strlen.c", C)
+    assert len(text.split("\n")) == len(C.split("\n"))
+    assert "Copyright" in text and "Return the length" not in text and "a trailing comment" in text
+    assert [(q.query, q.name, q.start_line, q.end_line) for q in desc] == [
+        ("Return the length of the null-terminated string STR", "__strlen", 8, 13)
+    ]
+    # the macro lines above `helper` are not part of it (they are blanked for the parse)
+    assert {(q.name, q.start_line) for q in idents} == {("__strlen", 8), ("helper", 18)}
+
+
+def test_cpp_declarations_are_descriptive_targets_definitions_identifier_ones() -> None:
+    text, desc, idents = mlcorpus.strip("cpp", "juce_core/text/juce_String.h", CPP)
+    assert len(text.split("\n")) == len(CPP.split("\n"))
+    assert "/**" not in text and "@see" not in text and "JUCE_LEAK_DETECTOR" in text
+    assert [(q.query, q.name, q.start_line, q.end_line) for q in desc] == [
+        ("Creates an empty string", "String.String", 13, 13),
+        ("Returns the number of characters in the string", "String.length", 16, 16),
+        ("Appends another string at the end of this one", "String.operator+=", 19, 23),
+    ]
+    assert [(q.name, q.start_line) for q in idents] == [("String.operator+=", 19), ("String.length", 29)]
+
+
 def test_identifier_queries_qualify_ambiguous_names() -> None:
     cands = [
         DocQuery("next", "a.rs", "Filter.next", 1, 3),
@@ -150,6 +285,30 @@ def test_report_renders_errors_and_results() -> None:
     assert "| Go | 2 / 10 (5) | 3 / 4 | 0.500 |" in md and "| Rust | no |" in md and "Go 7/7" in md
 
 
-@pytest.mark.parametrize("lang", ["go", "rust", "typescript", "python"])
+@pytest.mark.parametrize("lang", ["go", "rust", "typescript", "python", "java", "c", "cpp"])
 def test_every_language_has_a_source(lang: str) -> None:
     assert lang in mlcorpus.SOURCES and lang in multilang.LANGS
+
+
+def test_cpp_declaration_queries_are_also_answered_by_the_definition(tmp_path: Path) -> None:
+    root = tmp_path / "juce"
+    (root / "juce_core" / "text").mkdir(parents=True)
+    (root / "juce_core" / "text" / "juce_String.h").write_text(CPP.replace("\r\n", "\n"))
+    (root / "juce_core" / "text" / "juce_String.cpp").write_text(
+        "namespace juce\n{\n\nString::String() noexcept\n{\n}\n\n}\n"
+    )
+    prep = mlcorpus.prepare("cpp", root, tmp_path / "ws", budget=1000, seed=7)
+    by_name = {q.name: q for q in prep.descriptive}
+    assert by_name["String.String"].also == (("juce_core/text/juce_String.cpp", 4, 6),)
+    assert by_name["String.length"].also == (("juce_core/text/juce_String.h", 29, 32),)
+    assert by_name["String.operator+="].also == ()  # the documented definition itself
+    hit = DocQuery("x", "juce_core/text/juce_String.cpp", "", 1, 5)  # anything with path and lines
+    assert quality._relevant(hit, by_name["String.String"])
+    assert not quality._relevant(hit, by_name["String.length"])
+
+
+def test_missing_debian_packages_locate_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mlcorpus, "JDK_SRC", str(tmp_path / "no-src.zip"))
+    monkeypatch.setattr(mlcorpus, "JUCE_MODULES", str(tmp_path / "no-juce"))
+    assert mlcorpus.locate("java", tmp_path) is None
+    assert mlcorpus.locate("cpp", tmp_path) is None

@@ -459,3 +459,112 @@ def test_c_header_that_is_cpp_falls_back_to_the_cpp_grammar() -> None:
     check_invariants(text, result, DEFAULT_MAX_CHARS)
     assert ("Widget", "class", None) in symbols_of(result)
     assert ("draw", "method", "Widget") in symbols_of(result)
+
+
+# ---- C / C++ macros tree-sitter cannot read (real shapes: glibc 2.36, JUCE 7) --------------
+
+GLIBC = src(
+    """
+    #include <string.h>
+
+    __libc_tsd_define (, const uint16_t *, CTYPE_B)
+
+    /* Return the length of the null-terminated string STR.  */
+    size_t
+    attribute_hidden
+    __strlen (const char *str)
+    {
+      return 0;
+    }
+    weak_alias (__strlen, strlen)
+    libc_hidden_builtin_def (strlen)
+
+    void __attribute__ ((noreturn)) attribute_hidden
+    __stack_chk_fail_local (void)
+    {
+      __chk_fail ();
+    }
+
+    FLOAT
+    M_DECL_FUNC (__cabs) (CFLOAT z)
+    {
+      return z;
+    }
+    """
+)
+
+
+def test_c_glibc_attribute_and_alias_macros() -> None:
+    result = chunked(GLIBC, "c")
+    functions = {(s.name, s.start_line, s.end_line) for s in result.symbols if s.kind == "function"}
+    assert functions == {
+        ("__strlen", 6, 11),  # `attribute_hidden` between the return type and the name
+        ("__stack_chk_fail_local", 15, 19),  # not glued to the alias lines above it
+        ("M_DECL_FUNC", 21, 25),  # a return type alone on its line is not taken for a macro
+    }
+    # its comment above and the alias lines right below it belong to its chunk
+    assert spans(result)[1:] == [
+        (5, 13, "function", "__strlen"),
+        (15, 19, "function", "__stack_chk_fail_local"),
+        (21, 25, "function", "M_DECL_FUNC"),
+    ]
+
+
+JUCE = src(
+    """
+    namespace juce
+    {
+
+    /** A text string. */
+    class JUCE_API  String  final
+    {
+    public:
+        /** Creates an empty string. */
+        String() noexcept;
+
+        /** Appends another string at the end of this one. */
+        String& append (const String& other, int maxCharsToTake);
+
+        int length() const noexcept
+        {
+            return 0;
+        }
+
+    private:
+        JUCE_DECLARE_NON_COPYABLE_WITH_LEAK_DETECTOR (String)
+    };
+
+    String& String::trimEnd()
+    {
+        return *this;
+    }
+
+    } // namespace juce
+    """
+)
+
+
+def test_cpp_juce_api_class_and_class_macros() -> None:
+    result = chunked(JUCE, "cpp")
+    assert symbols_of(result) == {
+        ("juce", "namespace", None),
+        ("String", "class", "juce"),  # `class JUCE_API String`: a class, not a function
+        ("String", "constructor", "juce.String"),
+        ("append", "method", "juce.String"),  # returns a reference
+        ("length", "method", "juce.String"),
+        ("trimEnd", "method", "juce.String"),  # `String& String::trimEnd()` out of line
+    }
+    # a method chunk of a split class names its class
+    small = chunked(JUCE, "cpp", max_chars=160)
+    length = chunk_at(small, 15)
+    assert (length.kind, length.symbol) == ("method", "juce.String.length")
+    assert "class String final" in length.header
+    trim = chunk_at(small, 23)
+    assert (trim.start_line, trim.symbol) == (23, "juce.String.trimEnd")
+
+
+def test_c_header_with_juce_api_is_read_as_cpp() -> None:
+    result = chunk_source("juce_core/text/juce_String.h", JUCE, "c")
+    check_invariants(JUCE, result, DEFAULT_MAX_CHARS)
+    assert ("String", "class", "juce") in symbols_of(result)
+    assert ("append", "method", "juce.String") in symbols_of(result)

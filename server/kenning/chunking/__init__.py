@@ -38,7 +38,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #  4: trait and interface member declarations as chunks of their own (Rust, Go, TypeScript).
 #  5: a container kept whole names its members after its own name in its header.
 #  6: a window of a long definition names the definitions that start in it the same way.
-CHUNKER_VERSION = 6
+#  7: C and C++ parsed with macro invocations blanked (glibc's `attribute_hidden`, JUCE's
+#     `JUCE_API`); C++ functions returning a reference (`String& f()`) named.
+CHUNKER_VERSION = 7
 
 log = logging.getLogger(__name__)
 

@@ -91,6 +91,8 @@ def c_declarator_name(node: ts.Node | None, src: bytes) -> Name | None:
             node = node.child_by_field_name("name")
         elif kind == "parenthesized_declarator":
             node = node.named_children[0] if node.named_child_count else None
+        elif kind == "reference_declarator":  # `String& append (…)`: no `declarator` field
+            node = node.named_children[-1] if node.named_child_count else None
         else:
             node = node.child_by_field_name("declarator")
     return None
