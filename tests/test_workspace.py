@@ -149,7 +149,7 @@ def test_root_below_the_repository_top(tmp_path: Path) -> None:
     found = discover(root / "pkg")
     assert found.method == "git"
     assert paths(found) == {"mod.py", ".kenningignore"}
-    assert found.files[0].abs_path == (root / "pkg" / ".kenningignore")
+    assert found.files[0].abs_path == str(root / "pkg" / ".kenningignore")
 
 
 def test_kenningignore_and_exclude_in_both_modes(tmp_path: Path) -> None:

@@ -44,8 +44,9 @@ class Queries:
         return int(value)
 
     def all_files(self, conn: sqlite3.Connection | None = None) -> dict[str, FileRow]:
+        make = FileRow._make
         return {
-            r[1]: FileRow(*r)
+            r[1]: make(r)
             for r in self._r(conn).execute(
                 "SELECT id, path, size, mtime_ns, content_hash, language, skip_reason FROM files"
             )

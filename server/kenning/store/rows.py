@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class FileRow:
+class FileRow(NamedTuple):
+    """One file the store knows. A tuple: an unchanged scan of 100,000 files reads them all,
+    and a frozen dataclass cost ~3 µs a row to build there."""
+
     id: int
     path: str
     size: int

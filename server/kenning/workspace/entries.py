@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 
 
 class SkipReason(str, Enum):
@@ -31,7 +30,7 @@ class FileEntry:
     """A file that belongs to the index, with the ``stat`` it was discovered with."""
 
     path: str  # POSIX path relative to the root ("src/a.py"); surrogate-escaped if not UTF-8
-    abs_path: Path
+    abs_path: str  # a str, not a Path: a scan builds one entry per file and reads few of them
     size: int
     mtime_ns: int
     root: str = ""  # the real root; when set, reads open ``target`` beneath it (no links)

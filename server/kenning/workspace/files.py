@@ -10,7 +10,6 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kenning.workspace.entries import FileEntry, SkipReason
@@ -27,7 +26,8 @@ except (OSError, ValueError, AttributeError):
 
 
 def too_long(abs_path: str) -> bool:
-    return len(os.fsencode(abs_path)) >= PATH_MAX
+    # A character encodes to at most 4 bytes: most paths are judged without encoding them.
+    return len(abs_path) * 4 >= PATH_MAX and len(os.fsencode(abs_path)) >= PATH_MAX
 
 
 def stat_candidate(
@@ -97,4 +97,4 @@ def classify(
         return SkipReason.NOT_A_FILE
     if st.st_size > max_file_size:
         return SkipReason.TOO_LARGE
-    return FileEntry(rel, Path(abs_path), st.st_size, st.st_mtime_ns, root, target)
+    return FileEntry(rel, abs_path, st.st_size, st.st_mtime_ns, root, target)

@@ -156,6 +156,7 @@ class Rules:
             if rel is not None and rel != ".":
                 self.stores.add(rel)
         self.stores.update(d.strip("/") for d in exclude_dirs if d.strip("/") not in ("", "."))
+        self._store_prefixes = tuple(s + "/" for s in self.stores)
         lines = read_ignore_lines(root, IGNORE_FILE)
         # After .kenningignore, so a setting can re-include ("!name") what the file left out.
         lines.extend(exclude)
@@ -163,7 +164,7 @@ class Rules:
         self._dirs: dict[str, bool] = {}
 
     def in_store(self, rel: str) -> bool:
-        return any(rel == s or rel.startswith(s + "/") for s in self.stores)
+        return rel in self.stores or rel.startswith(self._store_prefixes)
 
     def dir_excluded(self, rel_dir: str) -> bool:
         """The directory itself is excluded (its parents are the walk's business)."""

@@ -203,7 +203,7 @@ def read_source(
     """
     beneath: tuple[str, str] | None = None
     if isinstance(entry_or_path, FileEntry):
-        path = entry_or_path.abs_path
+        path = Path(entry_or_path.abs_path)
         if entry_or_path.root:
             beneath = (entry_or_path.root, entry_or_path.target or entry_or_path.path)
     else:
