@@ -351,6 +351,11 @@ class FolderIndex:
                     self._embed_opened_first(should_stop, token, opened_done, 0)
 
             def on_progress(p: IndexProgress) -> None:
+                if p.phase == "embedding":
+                    # The scan is done, so the symbols are final: index them beside a long
+                    # embedding pass, not after "ready", when an idle server should be idle
+                    # (a no-op while current or building; the warm() below then is too).
+                    self.symbols.warm()
                 if p.phase == "scanning" and job.full:
                     # A file opened while a long scan runs need not wait for its end either.
                     pct = int(100 * p.files_done / p.files_total) if p.files_total else 0
@@ -401,9 +406,9 @@ class FolderIndex:
             if token is not None:
                 self.reporter.progress_end(token, end_message)
             self._emit_status(force=True)
-            # After "ready" is out, not on its path: index the symbols on a background thread
-            # (a query before it ends is answered from SQL; one during a long embedding pass
-            # starts the build itself).
+            # After "ready" is out, not on its path (a job that embedded nothing, such as an
+            # unchanged restart): index the symbols on a background thread (a query before it
+            # ends is answered from SQL).
             self.symbols.warm()
 
     def _embed_opened_first(

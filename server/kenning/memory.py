@@ -10,7 +10,6 @@ returns those pages (~20 ms). Elsewhere (macOS, musl) there is no such call and 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import sys
 from collections.abc import Callable
@@ -21,7 +20,9 @@ def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        # The process's own symbols include libc's: find_library("c") would fork and run
+        # ``ldconfig -p`` (a whole-process fork at a million chunks) to find the same library.
+        libc = ctypes.CDLL(None)
         trim = libc.malloc_trim
     except (OSError, AttributeError):  # not glibc
         return None
