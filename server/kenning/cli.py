@@ -523,6 +523,9 @@ def cmd_languages(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from kenning.lsp.attrs_cache import import_lsprotocol
+
+    import_lsprotocol()  # before pygls imports it: a third of a restart otherwise
     from kenning.lsp.main import run
 
     return run(tcp=args.tcp)
