@@ -224,14 +224,14 @@ def test_model_with_other_dimensions_rebuilds_vectors(
     wider = build_tiny_model(tmp_path / "wider", dim=48, seed=11, model_id="tiny-wide")
     client = start_and_check(start_server, root, env, {"model": str(wider)}, "re-embedding")
     assert client.close() == 0
-    from kenning.store import vectors  # imports onnxruntime before usearch, as it must be
+    from kenning.store import vectors
 
     with sqlite3.connect(root / ".kenning" / "kenning.sqlite3") as conn:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         sizes = {len(r[0]) for r in conn.execute("SELECT vector FROM embeddings")}
     assert meta["model_dim"] == "48" and meta["model_id"].startswith("tiny-wide:")
     assert sizes == {48 * 2}  # float16: never a mix of the two models' vectors
-    header = vectors.Index.metadata(str(root / ".kenning" / meta["vectors_file"]))
+    header = vectors.usearch_index().metadata(str(root / ".kenning" / meta["vectors_file"]))
     assert header["dimensions"] == 48
 
 

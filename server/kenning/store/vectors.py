@@ -20,15 +20,14 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-# onnxruntime must be loaded before usearch: the other order segfaults inside onnxruntime's
-# import (usearch 2.26.6 + onnxruntime 1.32.0, seen here). Importing it first costs ~0.2 s.
-import onnxruntime  # noqa: F401  (import order is the point)
-from usearch.index import Index
-
 from kenning.store.trust import data_mac, data_mac_matches
+
+if TYPE_CHECKING:
+    from usearch.index import Index
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +35,18 @@ log = logging.getLogger(__name__)
 EXPANSION_SEARCH = 128
 # Below this many candidates an exact scan of the stored float vectors is as fast as the graph.
 EXACT_SEARCH_LIMIT = 5000
+
+
+def usearch_index() -> type[Index]:
+    """usearch's ``Index``, imported on first use: with onnxruntime and what usearch imports
+    (urllib, http, tqdm) ~0.13 s that commands needing no graph (an unchanged ``kenning index``,
+    lexical search, symbols) do not pay."""
+    # onnxruntime must be loaded before usearch: the other order segfaults inside onnxruntime's
+    # import (usearch 2.26.6 + onnxruntime 1.32.0, seen here).
+    import onnxruntime  # noqa: F401  (import order is the point)
+    from usearch.index import Index
+
+    return Index
 
 
 class VectorFileInvalid(Exception):
@@ -101,7 +112,7 @@ class VectorIndex:
 
     @staticmethod
     def _new(dim: int) -> Index:
-        return Index(ndim=dim, metric="cos", dtype="i8", expansion_search=EXPANSION_SEARCH)
+        return usearch_index()(ndim=dim, metric="cos", dtype="i8", expansion_search=EXPANSION_SEARCH)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -210,7 +221,7 @@ class VectorIndex:
         if not data_mac_matches(key, data, info.mac):
             raise VectorFileInvalid(f"{info.name} content does not match its recorded MAC")
         try:
-            header = Index.metadata(data)
+            header = usearch_index().metadata(data)
         except Exception as exc:
             raise VectorFileInvalid(f"{info.name} header unreadable: {exc}") from exc
         if header is None or int(header.get("dimensions", -1)) != info.dim:
