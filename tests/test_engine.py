@@ -284,6 +284,27 @@ def test_embedding_cache_survives_a_branch_switch_and_is_pruned_when_large(works
         assert embed_pending(engine).embedded == 0
 
 
+def test_only_a_run_that_removed_chunks_counts_the_embedding_cache(
+    workspace: Path, encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counting the cache reads every stored vector: an unchanged run (a restart) skips it."""
+    with open_engine(workspace, encoder) as engine:
+        update(engine)
+        calls: list[int] = []
+        prune = engine.prune_embedding_cache
+
+        def counting_prune() -> int:
+            calls.append(1)
+            return prune()
+
+        monkeypatch.setattr(engine, "prune_embedding_cache", counting_prune)
+        update(engine)
+        assert calls == []
+        (workspace / "geometry.py").write_text("def only_this():\n    return 1\n")
+        update(engine)
+        assert calls == [1]
+
+
 def test_heavy_churn_rebuilds_the_graph(workspace: Path, encoder, caplog) -> None:
     with open_engine(workspace, encoder) as engine:
         update(engine)

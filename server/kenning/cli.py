@@ -177,7 +177,8 @@ def _update(
                 log.info("nothing changed: the model and the vector index were not loaded")
             else:
                 embedded = embed_pending(engine, progress=bar)
-                engine.prune_embedding_cache()
+                if report.chunks_removed:  # as update() does
+                    engine.prune_embedding_cache()
         else:
             report, embedded = update(engine, progress=bar)
         log.info(

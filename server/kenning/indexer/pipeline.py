@@ -48,7 +48,11 @@ def update(
         embed_report = embed_pending(
             engine, progress=progress, should_stop=should_stop, defer_save=defer_save, first=first
         )
-        engine.prune_embedding_cache()
+        # Only removed chunks leave vectors nothing uses, so an unchanged run (every restart)
+        # does not count the cache: that reads every stored vector (~0.1 s at 29k chunks,
+        # about a second per million).
+        if scan_report.chunks_removed:
+            engine.prune_embedding_cache()
     states.finish(pending=embed_report.cancelled or embed_report.unavailable is not None)
     return scan_report, embed_report
 
