@@ -398,9 +398,7 @@ class CodeChunker:
                 header = (*headers, signature)
             # The helpers defined in this window (`createResponse` in `fromAjax`'s), named
             # after the owner's name as a container kept whole names its members.
-            inside = tuple(
-                dict.fromkeys(c.name for c in owner.children if c.name and first <= c.start <= last)
-            )
+            inside = _members(owner, first, last)
             self.out.append(_Out(first, last, owner.kind, owner.qualname, header, inside))
 
     def _emit_loose(
@@ -571,9 +569,16 @@ class CodeChunker:
         return chunks, self.symbols
 
 
-def _members(unit: _Unit) -> tuple[str, ...]:
-    """The names of the definitions directly inside ``unit``, each once, in order."""
-    return tuple(dict.fromkeys(child.name for child in unit.children if child.name))
+def _members(unit: _Unit, first: int = 1, last: int | None = None) -> tuple[str, ...]:
+    """The names of the definitions directly inside ``unit`` that start on lines
+    ``first..last`` (all of them by default), each once, in order."""
+    return tuple(
+        dict.fromkeys(
+            child.name
+            for child in unit.children
+            if child.name and first <= child.start and (last is None or child.start <= last)
+        )
+    )
 
 
 def _header(out: _Out) -> str:
