@@ -53,10 +53,10 @@ from kenning.chunking.grammars import (
     node_text,
     parser_for,
 )
+from kenning.chunking.header import name_line
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.macros import blank_macros
 from kenning.chunking.model import Symbol
-from kenning.lexical import name_parts
 
 # C and C++: parsed with macro invocations blanked (``macros.py``); a ".h" falls back from C++
 # to C on the same blanked bytes.
@@ -589,13 +589,7 @@ def _header(out: _Out) -> str:
     partial cmp, lt, le, gt, ge``): its name alone says nothing of what is in it."""
     if out.symbol is None:
         return "\n".join(out.header)
-    name = " ".join(name_parts(out.symbol))
-    if out.members:
-        listed = ", ".join(" ".join(name_parts(member)) for member in out.members)
-        if len(listed) > _MAX_SIGNATURE:
-            listed = listed[: _MAX_SIGNATURE - 1].rstrip(" ,") + "…"
-        name = f"{name}: {listed}"
-    return "\n".join((name, *out.header))
+    return "\n".join((name_line(out.symbol, out.members, _MAX_SIGNATURE), *out.header))
 
 
 @dataclass(slots=True)
