@@ -6,6 +6,7 @@ import pytest
 
 from kenning.chunking import DEFAULT_MAX_CHARS, chunk_source
 from tests.chunking_helpers import (
+    GLIBC_STRLEN,
     check_invariants,
     chunk_at,
     chunked,
@@ -463,22 +464,20 @@ def test_c_header_that_is_cpp_falls_back_to_the_cpp_grammar() -> None:
 
 # ---- C / C++ macros tree-sitter cannot read (real shapes: glibc 2.36, JUCE 7) --------------
 
-GLIBC = src(
-    """
+GLIBC = (
+    src(
+        """
     #include <string.h>
 
     __libc_tsd_define (, const uint16_t *, CTYPE_B)
 
     /* Return the length of the null-terminated string STR.  */
-    size_t
-    attribute_hidden
-    __strlen (const char *str)
-    {
-      return 0;
-    }
-    weak_alias (__strlen, strlen)
-    libc_hidden_builtin_def (strlen)
-
+    """
+    )
+    + GLIBC_STRLEN
+    + "\n"
+    + src(
+        """
     void __attribute__ ((noreturn)) attribute_hidden
     __stack_chk_fail_local (void)
     {
@@ -491,6 +490,7 @@ GLIBC = src(
       return z;
     }
     """
+    )
 )
 
 
