@@ -123,3 +123,15 @@ def test_a_window_of_a_long_function_names_the_helpers_defined_in_it() -> None:
     assert name_line("const createResponse =") == "from ajax: create response"
     # A window that defines nothing keeps the bare name.
     assert name_line("const step0 =") == "from ajax"
+
+
+def test_rulers_are_shortened_in_the_model_input() -> None:
+    ruler = "    //" + "=" * 78
+    text = f"{ruler}\n    bool isConnected() const;\n    int x = a-- - b; // ---- ok\n    /" + "*" * 40
+    model_input = embed_input("juce_InterprocessConnection.h", "", text)
+    assert model_input.split("\n")[1:] == [
+        "    //===",
+        "    bool isConnected() const;",
+        "    int x = a-- - b; // ---- ok",
+        "    /***",
+    ]
