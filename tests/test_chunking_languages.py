@@ -568,3 +568,96 @@ def test_c_header_with_juce_api_is_read_as_cpp() -> None:
     check_invariants(JUCE, result, DEFAULT_MAX_CHARS)
     assert ("String", "class", "juce") in symbols_of(result)
     assert ("append", "method", "juce.String") in symbols_of(result)
+
+
+# JUCE 7's juce_InterprocessConnection.h, abridged: a documented class body of one-line members,
+# prototypes, inline definitions and pure virtual callbacks, with `//====` rulers.
+JUCE_CONNECTION = src(
+    """
+    namespace juce
+    {
+
+    class JUCE_API  InterprocessConnection
+    {
+    public:
+        //==============================================================================
+        /** Tries to connect this object to a socket. */
+        bool connectToSocket (const String& hostName, int portNumber, int timeOutMillisecs);
+
+        /** Disconnects and closes any currently-open sockets or pipes. */
+        void disconnect (int timeoutMs = -1);
+
+        /** True if a socket or pipe is currently active. */
+        bool isConnected() const;
+
+        /** Returns the socket that this connection is using (or nullptr if it uses a pipe). */
+        StreamingSocket* getSocket() const noexcept                 { return socket.get(); }
+
+        /** Returns the pipe that this connection is using (or nullptr if it uses a socket). */
+        NamedPipe* getPipe() const noexcept                         { return pipe.get(); }
+
+        /** Returns the name of the machine at the other end of this connection. */
+        String getConnectedHostName() const;
+
+        //==============================================================================
+        /** Called when the connection is first connected. */
+        virtual void connectionMade() = 0;
+
+        /** Called when the connection is broken. */
+        virtual void connectionLost() = 0;
+
+        /** Called when a message arrives. */
+        virtual void messageReceived (const MemoryBlock& message) = 0;
+
+    private:
+        std::unique_ptr<StreamingSocket> socket;
+        std::unique_ptr<NamedPipe> pipe;
+    };
+
+    } // namespace juce
+    """
+)
+CONNECTION_MEMBERS = {
+    "connectToSocket": "connect to socket",
+    "disconnect": "disconnect",
+    "isConnected": "is connected",
+    "getSocket": "get socket",
+    "getPipe": "get pipe",
+    "getConnectedHostName": "get connected host name",
+    "connectionMade": "connection made",
+    "connectionLost": "connection lost",
+    "messageReceived": "message received",
+}
+
+
+def _name_lists(header: str, owner_words: str) -> tuple[set[str], set[str]]:
+    """The defined and the declared member names on a header's name line."""
+    defined, _, declared = header.splitlines()[0].removeprefix(owner_words).partition("; declares ")
+    return set(defined.removeprefix(": ").split(", ")) - {""}, set(declared.split(", ")) - {""}
+
+
+def test_cpp_class_body_windows_name_the_functions_they_declare() -> None:
+    result = chunked(JUCE_CONNECTION, "cpp")
+    # a documented inline definition is a chunk of its own, as before
+    assert [c.symbol for c in result.chunks if c.kind == "method"] == [
+        "juce.InterprocessConnection.getSocket",
+        "juce.InterprocessConnection.getPipe",
+    ]
+    windows = [c for c in result.chunks if c.symbol == "juce.InterprocessConnection"]
+    declared: set[str] = set()
+    for window in windows:
+        defined_names, declared_names = _name_lists(window.header, "juce interprocess connection")
+        assert not defined_names
+        assert declared_names == {
+            words
+            for name, words in CONNECTION_MEMBERS.items()
+            if f"{name} (" in window.text or f"{name}()" in window.text
+        }
+        declared |= declared_names
+    assert declared == set(CONNECTION_MEMBERS.values()) - {"get socket", "get pipe"}
+    line = JUCE_CONNECTION.split("\n").index(
+        "    virtual void messageReceived (const MemoryBlock& message) = 0;"
+    )
+    callback = chunk_at(result, line + 1)
+    assert callback.header.startswith("juce interprocess connection; declares ")
+    assert "message received" in callback.header and "class InterprocessConnection" in callback.header

@@ -15,7 +15,12 @@ module derives both outputs:
   does not show. Comments, decorators and attributes directly above a definition belong to it.
 
 A one-line definition is not a chunk of its own (a run of one-line functions or type aliases is
-packed into one window instead of a chunk per line); it still gets its symbol. The exception is
+packed into one window instead of a chunk per line); it still gets its symbol, and a window of a
+class body names the one-line functions in it after the class's name: the defined ones as
+members (``interprocess connection: get socket``), then those only declared — C++ prototypes,
+pure virtual and abstract methods — after ``; declares`` (search's name boost reads the defined
+ones only: for a typed name the definition is the answer). The exception to one-liners in
+windows is
 a member declaration of a trait or interface (Rust ``fn read_at(…);``, a Go interface method, a
 TypeScript method signature): when the trait declares two or more, it is split even if it fits,
 and each declaration is a chunk with the trait named in its header. TypeScript
@@ -88,6 +93,20 @@ class _Unit:
     def_line: int  # where the definition node (its signature) starts
     order: int  # rule order: breaks ties between identical spans (typedef struct)
     children: list[_Unit] = field(default_factory=list)
+    # The functions and methods directly inside that are not chunk units (one-line
+    # definitions, C++ method declarations): (first line, name, declared only), in order.
+    leaves: list[tuple[int, str, bool]] = field(default_factory=list)
+
+
+@dataclass(slots=True, frozen=True)
+class _Leaf:
+    """A function or method that is no chunk of its own: a one-liner, a declaration."""
+
+    start_byte: int
+    end_byte: int
+    start: int  # 1-based first line, attached comments included
+    name: str
+    declared: bool  # no body: a prototype, a pure virtual or abstract method
 
 
 @dataclass(slots=True)
@@ -100,6 +119,7 @@ class _Out:
     symbol: str | None
     header: tuple[str, ...]
     members: tuple[str, ...] = ()  # the names defined inside a container kept whole
+    declared: tuple[str, ...] = ()  # the functions only declared in it
 
 
 def _end_line(node: ts.Node) -> int:
@@ -143,6 +163,7 @@ class CodeChunker:
         self.root = tree.root_node
         self.symbols: list[Symbol] = []
         self.units: list[_Unit] = []
+        self.leaves: list[_Leaf] = []
         self.out: list[_Out] = []
 
     # ---- definitions -------------------------------------------------------------------
@@ -290,25 +311,30 @@ class CodeChunker:
             chunk = rule.chunk
             if rule.declaration:
                 chunk = parent is not None and parent.kind in DECLARING_KINDS
-            if chunk and not deep:
-                first_line = self._first_line(span, name)
-                # One-liners stay in the windows around them, but a trait's or interface's
-                # member declarations are what a reader looks for in it: each is its own chunk.
-                if span_end > first_line or rule.declaration:
-                    self.units.append(
-                        _Unit(
-                            rule=rule,
-                            kind=kind,
-                            name=name,
-                            qualname=".".join(own_path) or None,
-                            node=node,
-                            span_node=span,
-                            start=first_line,
-                            end=span_end,
-                            def_line=node.start_point.row + 1,
-                            order=order,
-                        )
+            first_line = self._first_line(span, name) if chunk and not deep else 0
+            # One-liners stay in the windows around them, but a trait's or interface's member
+            # declarations are what a reader looks for in it: each is its own chunk.
+            unit = chunk and not deep and (span_end > first_line or rule.declaration)
+            if not unit and not deep and name and parent is not None and kind in _CALLABLE_KINDS:
+                declared = node.child_by_field_name("body") is None
+                self.leaves.append(
+                    _Leaf(span.start_byte, span.end_byte, self._first_line(span), name, declared)
+                )
+            if unit:
+                self.units.append(
+                    _Unit(
+                        rule=rule,
+                        kind=kind,
+                        name=name,
+                        qualname=".".join(own_path) or None,
+                        node=node,
+                        span_node=span,
+                        start=first_line,
+                        end=span_end,
+                        def_line=node.start_point.row + 1,
+                        order=order,
                     )
+                )
 
     def _tree(self) -> list[_Unit]:
         """Nest the chunk units by their spans; identical spans (typedef struct) are one."""
@@ -331,7 +357,25 @@ class CodeChunker:
             (stack[-1].children if stack else roots).append(unit)
             stack.append(unit)
             previous = unit
+        self._attach_leaves()
         return roots
+
+    def _attach_leaves(self) -> None:
+        """Each leaf to the innermost unit around it (``self.units`` sorted as in ``_tree``)."""
+        stack: list[_Unit] = []
+        position = 0
+        units = self.units
+        for leaf in sorted(self.leaves, key=lambda leaf: leaf.start_byte):
+            while position < len(units) and units[position].span_node.start_byte <= leaf.start_byte:
+                unit = units[position]
+                position += 1
+                while stack and stack[-1].span_node.end_byte <= unit.span_node.start_byte:
+                    stack.pop()
+                stack.append(unit)
+            while stack and stack[-1].span_node.end_byte < leaf.end_byte:
+                stack.pop()
+            if stack:
+                stack[-1].leaves.append((leaf.start, leaf.name, leaf.declared))
 
     # ---- chunks ------------------------------------------------------------------------
 
@@ -398,8 +442,9 @@ class CodeChunker:
                 header = (*headers, signature)
             # The helpers defined in this window (`createResponse` in `fromAjax`'s), named
             # after the owner's name as a container kept whole names its members.
-            inside = _members(owner, first, last)
-            self.out.append(_Out(first, last, owner.kind, owner.qualname, header, inside))
+            inside = _members(owner, first, last, leaves=True)
+            declared = _declared(owner, first, last)
+            self.out.append(_Out(first, last, owner.kind, owner.qualname, header, inside, declared))
 
     def _emit_loose(
         self,
@@ -569,15 +614,25 @@ class CodeChunker:
         return chunks, self.symbols
 
 
-def _members(unit: _Unit, first: int = 1, last: int | None = None) -> tuple[str, ...]:
+def _members(
+    unit: _Unit, first: int = 1, last: int | None = None, *, leaves: bool = False
+) -> tuple[str, ...]:
     """The names of the definitions directly inside ``unit`` that start on lines
-    ``first..last`` (all of them by default), each once, in order."""
+    ``first..last`` (all of them by default), each once, in order; with ``leaves`` the
+    one-line definitions too."""
+    found = [(child.start, child.name) for child in unit.children if child.name]
+    if leaves:
+        found = sorted([*found, *((line, name) for line, name, declared in unit.leaves if not declared)])
     return tuple(
-        dict.fromkeys(
-            child.name
-            for child in unit.children
-            if child.name and first <= child.start and (last is None or child.start <= last)
-        )
+        dict.fromkeys(name for line, name in found if first <= line and (last is None or line <= last))
+    )
+
+
+def _declared(unit: _Unit, first: int, last: int) -> tuple[str, ...]:
+    """The names of the functions declared, not defined, directly inside ``unit`` on lines
+    ``first..last`` (C++ prototypes, pure virtual and abstract methods)."""
+    return tuple(
+        dict.fromkeys(name for line, name, declared in unit.leaves if declared and first <= line <= last)
     )
 
 
@@ -589,7 +644,7 @@ def _header(out: _Out) -> str:
     partial cmp, lt, le, gt, ge``): its name alone says nothing of what is in it."""
     if out.symbol is None:
         return "\n".join(out.header)
-    return "\n".join((name_line(out.symbol, out.members, _MAX_SIGNATURE), *out.header))
+    return "\n".join((name_line(out.symbol, out.members, _MAX_SIGNATURE, out.declared), *out.header))
 
 
 @dataclass(slots=True)
@@ -601,6 +656,7 @@ class _Scope:
 
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
+_CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 # Top-level nodes that neither make a window boilerplate nor keep it from being so.
 _NEUTRAL = frozenset({"inner_attribute_item", "ERROR"})
