@@ -661,3 +661,71 @@ def test_cpp_class_body_windows_name_the_functions_they_declare() -> None:
     callback = chunk_at(result, line + 1)
     assert callback.header.startswith("juce interprocess connection; declares ")
     assert "message received" in callback.header and "class InterprocessConnection" in callback.header
+
+
+# OpenJDK 17's java.util.zip.InflaterInputStream, doc comments removed (as an undocumented
+# class would be): overloaded constructors and methods.
+JAVA_OVERLOADS = src(
+    """
+    public class InflaterInputStream extends FilterInputStream {
+        protected Inflater inf;
+        protected byte[] buf;
+
+        public InflaterInputStream(InputStream in, Inflater inf, int size) {
+            super(in);
+            if (in == null || inf == null) {
+                throw new NullPointerException();
+            } else if (size <= 0) {
+                throw new IllegalArgumentException("buffer size <= 0");
+            }
+            this.inf = inf;
+            buf = new byte[size];
+        }
+
+        public InflaterInputStream(InputStream in, Inflater inf) {
+            this(in, inf, 512);
+        }
+
+        boolean usesDefaultInflater = false;
+
+        public InflaterInputStream(InputStream in) {
+            this(in, in != null ? new Inflater() : null);
+            usesDefaultInflater = true;
+        }
+
+        public int read() throws IOException {
+            ensureOpen();
+            return read(singleByteBuf, 0, 1) == -1 ? -1 : Byte.toUnsignedInt(singleByteBuf[0]);
+        }
+
+        public int read(byte[] b, int off, int len) throws IOException {
+            ensureOpen();
+            if (b == null) {
+                throw new NullPointerException();
+            }
+            return inflate(b, off, len);
+        }
+    }
+    """
+)
+
+
+def test_java_overloads_next_to_each_other_are_one_chunk_when_they_fit() -> None:
+    lines = JAVA_OVERLOADS.split("\n")
+
+    def line_of(text: str) -> int:
+        return next(n for n, line in enumerate(lines, 1) if text in line)
+
+    result = chunked(JAVA_OVERLOADS, "java")
+    check_invariants(JAVA_OVERLOADS, result, DEFAULT_MAX_CHARS)
+    two = chunk_at(result, line_of("this(in, inf, 512)"))
+    assert (two.kind, two.symbol) == ("constructor", "InflaterInputStream.InflaterInputStream")
+    assert two.start_line == line_of("Inflater inf, int size)")  # the one it delegates to
+    # a field between overloads keeps them apart
+    assert chunk_at(result, line_of("public InflaterInputStream(InputStream in) {")) is not two
+    read = chunk_at(result, line_of("public int read() throws"))
+    assert read.symbol == "InflaterInputStream.read"
+    assert read.start_line < line_of("public int read(byte[]") < read.end_line
+    # overloads that do not fit the budget together stay chunks of their own
+    small = chunked(JAVA_OVERLOADS, "java", max_chars=300)
+    assert chunk_at(small, line_of("public int read() throws")).end_line < line_of("public int read(byte[]")

@@ -19,8 +19,10 @@ packed into one window instead of a chunk per line); it still gets its symbol, a
 class body names the one-line functions in it after the class's name: the defined ones as
 members (``interprocess connection: get socket``), then those only declared — C++ prototypes,
 pure virtual and abstract methods — after ``; declares`` (search's name boost reads the defined
-ones only: for a typed name the definition is the answer). The exception to one-liners in
-windows is
+ones only: for a typed name the definition is the answer). Overloads next to each other (one
+qualified name, only blank lines between) are one chunk when they fit: the short ones
+(``this(in, inf, 512)``) say what they do only next to the one they delegate to. The exception
+to one-liners in windows is
 a member declaration of a trait or interface (Rust ``fn read_at(…);``, a Go interface method, a
 TypeScript method signature): when the trait declares two or more, it is split even if it fits,
 and each declaration is a chunk with the trait named in its header. TypeScript
@@ -547,6 +549,7 @@ class CodeChunker:
                 items[-1] = (first_start, max(first_end, end), first_unit, True)
             elif start <= end:
                 items.append((start, end, child, False))
+        items = self._group_overloads(items)
         first_out = len(self.out)
         position = low
         for start, end, child, merged in items:
@@ -563,6 +566,30 @@ class CodeChunker:
             position = end + 1
         if position <= high:
             self._emit_loose(position, high, owner, headers, first_out, None)
+
+    def _group_overloads(
+        self, items: list[tuple[int, int, _Unit, bool]]
+    ) -> list[tuple[int, int, _Unit, bool]]:
+        """Overloads (consecutive functions of one qualified name, only blank lines between)
+        that fit the budget together are one item: Java's and C++'s constructors and methods
+        of one name are variants of one operation, and the short ones (``this(in, inf, 512)``)
+        say what they do only next to the one they delegate to."""
+        index = self.index
+        grouped: list[tuple[int, int, _Unit, bool]] = []
+        for start, end, child, merged in items:
+            if grouped:
+                first_start, first_end, first_child, first_merged = grouped[-1]
+                if (
+                    child.kind in _CALLABLE_KINDS
+                    and child.qualname is not None
+                    and child.qualname == first_child.qualname
+                    and all(index.is_blank(n) for n in range(first_end + 1, start))
+                    and index.size(first_start, end) <= self.budget
+                ):
+                    grouped[-1] = (first_start, end, first_child, first_merged)
+                    continue
+            grouped.append((start, end, child, merged))
+        return grouped
 
     def _mark_boilerplate(self) -> None:
         """Top-level windows of only imports (and comments) become kind ``imports``; comment-only
