@@ -663,6 +663,30 @@ def test_cpp_class_body_windows_name_the_functions_they_declare() -> None:
     assert "message received" in callback.header and "class InterprocessConnection" in callback.header
 
 
+def test_cpp_undocumented_class_body_windows_hold_four_one_line_members_at_most() -> None:
+    # The same header without its doc comments (blank lines where they were, as the
+    # benchmark's copy has them): every member is a one-liner in a window of the body.
+    text = "\n".join("" if line.lstrip().startswith("/**") else line for line in JUCE_CONNECTION.split("\n"))
+    result = chunked(text, "cpp")
+    check_invariants(text, result, DEFAULT_MAX_CHARS)
+    windows = [c for c in result.chunks if c.symbol == "juce.InterprocessConnection"]
+    listed: set[str] = set()
+    for window in windows:
+        held = [
+            name for name in CONNECTION_MEMBERS if f"{name} (" in window.text or f"{name}()" in window.text
+        ]
+        assert len(held) <= 4, window.text
+        defined_names, declared_names = _name_lists(window.header, "juce interprocess connection")
+        # inline definitions are members; prototypes and pure virtual callbacks are declared
+        inline = {"getSocket", "getPipe"}
+        assert defined_names == {CONNECTION_MEMBERS[n] for n in held if n in inline}
+        assert declared_names == {CONNECTION_MEMBERS[n] for n in held if n not in inline}
+        listed |= defined_names | declared_names
+    assert listed == set(CONNECTION_MEMBERS.values())
+    # fits the budget in two windows, cut into three by the member count
+    assert len(windows) == 3
+
+
 # OpenJDK 17's java.util.zip.InflaterInputStream, doc comments removed (as an undocumented
 # class would be): overloaded constructors and methods.
 JAVA_OVERLOADS = src(

@@ -41,8 +41,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #  7: C and C++ parsed with macro invocations blanked (glibc's `attribute_hidden`, JUCE's
 #     `JUCE_API`); C++ functions returning a reference (`String& f()`) named.
 #  8: rulers (`//=====…`) shortened in the model input (`indexer.chunks.embed_input`); a class
-#     body's windows name the one-line functions in them (defined, then `; declares`);
-#     overloads next to each other are one chunk when they fit.
+#     body's windows name the one-line functions in them (defined, then `; declares`) and hold
+#     four at most; overloads next to each other are one chunk when they fit.
 CHUNKER_VERSION = 8
 
 log = logging.getLogger(__name__)

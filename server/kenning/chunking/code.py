@@ -19,10 +19,12 @@ packed into one window instead of a chunk per line); it still gets its symbol, a
 class body names the one-line functions in it after the class's name: the defined ones as
 members (``interprocess connection: get socket``), then those only declared — C++ prototypes,
 pure virtual and abstract methods — after ``; declares`` (search's name boost reads the defined
-ones only: for a typed name the definition is the answer). Overloads next to each other (one
-qualified name, only blank lines between) are one chunk when they fit: the short ones
-(``this(in, inf, 512)``) say what they do only next to the one they delegate to. The exception
-to one-liners in windows is
+ones only: for a typed name the definition is the answer). Such a window holds four of them at
+most: a C++ header's run of undocumented declarations packed twenty to a window is a list in
+which each member weighs a twentieth, next to the ``.cpp`` definitions of its siblings, each a
+chunk of its own. Overloads next to each other (one qualified name, only blank lines between)
+are one chunk when they fit: the short ones (``this(in, inf, 512)``) say what they do only
+next to the one they delegate to. The exception to one-liners in windows is
 a member declaration of a trait or interface (Rust ``fn read_at(…);``, a Go interface method, a
 TypeScript method signature): when the trait declares two or more, it is split even if it fits,
 and each declaration is a chunk with the trait named in its header. TypeScript
@@ -433,7 +435,10 @@ class CodeChunker:
         if index.size(start, end) > self.budget:
             bonus = self._statement_bonus(start, end, owner.span_node if owner is not None else self.root)
         signature: str | None = None
-        for first, last in pack_windows(index, start, end, self.budget, bonus):
+        windows = pack_windows(index, start, end, self.budget, bonus)
+        if owner is not None and owner.rule.container:
+            windows = [part for first, last in windows for part in self._member_parts(owner, first, last)]
+        for first, last in windows:
             if owner is None:
                 self.out.append(_Out(first, last, "window", None, headers))
                 continue
@@ -447,6 +452,24 @@ class CodeChunker:
             inside = _members(owner, first, last, leaves=True)
             declared = _declared(owner, first, last)
             self.out.append(_Out(first, last, owner.kind, owner.qualname, header, inside, declared))
+
+    def _member_parts(self, owner: _Unit, first: int, last: int) -> list[tuple[int, int]]:
+        """Window ``first..last`` of a container's body cut before members so that no part
+        holds more than ``_WINDOW_MEMBERS`` of its one-line members (declarations, one-line
+        definitions), in parts of even member counts."""
+        starts = [start for start, _, _ in owner.leaves if first <= start <= last]
+        parts = -(-len(starts) // _WINDOW_MEMBERS)
+        if parts <= 1:
+            return [(first, last)]
+        cuts = [starts[round(i * len(starts) / parts)] for i in range(1, parts)]
+        out: list[tuple[int, int]] = []
+        position = first
+        for cut in [*cuts, last + 1]:
+            span = self.index.trim(position, cut - 1)
+            if span is not None:
+                out.append(span)
+            position = cut
+        return out
 
     def _emit_loose(
         self,
@@ -684,6 +707,8 @@ class _Scope:
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 _CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
+# The most one-line members (declarations, one-line definitions) a window of a class body holds.
+_WINDOW_MEMBERS = 4
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 # Top-level nodes that neither make a window boilerplate nor keep it from being so.
 _NEUTRAL = frozenset({"inner_attribute_item", "ERROR"})
