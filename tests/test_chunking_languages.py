@@ -753,3 +753,24 @@ def test_java_overloads_next_to_each_other_are_one_chunk_when_they_fit() -> None
     # overloads that do not fit the budget together stay chunks of their own
     small = chunked(JAVA_OVERLOADS, "java", max_chars=300)
     assert chunk_at(small, line_of("public int read() throws")).end_line < line_of("public int read(byte[]")
+
+
+def test_cpp_typedef_struct_windows_name_their_declarations_too() -> None:
+    # `typedef struct` is two definitions with one span (the struct and the typedef): the
+    # members belong to the one kept.
+    text = src(
+        """
+        typedef struct Point
+        {
+            int x;
+            int y;
+            int length() const;
+            void moveBy (int dx, int dy);
+            bool isOrigin() const;
+        } Point;
+        """
+    )
+    result = chunked(text, "cpp", max_chars=60)
+    check_invariants(text, result, 60)
+    headers = [c.header.splitlines()[0] for c in result.chunks if c.start_line > 1]
+    assert headers == ["point; declares length, move by", "point; declares is origin"]

@@ -375,7 +375,10 @@ class CodeChunker:
                 position += 1
                 while stack and stack[-1].span_node.end_byte <= unit.span_node.start_byte:
                     stack.pop()
-                stack.append(unit)
+                span = unit.span_node
+                top = stack[-1].span_node if stack else None
+                if top is None or (top.start_byte, top.end_byte) != (span.start_byte, span.end_byte):
+                    stack.append(unit)  # of two units with one span (typedef struct) `_tree` kept the first
             while stack and stack[-1].span_node.end_byte < leaf.end_byte:
                 stack.pop()
             if stack:
