@@ -12,6 +12,20 @@ def src(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
+# glibc 2.36's `__strlen` (string/strlen.c), eight lines: a GNU-style definition with an attribute
+# macro on a line of its own, then alias macros with no semicolon right below the body. The
+# chunker's and the benchmark's C tests both parse it.
+GLIBC_STRLEN = """size_t
+attribute_hidden
+__strlen (const char *str)
+{
+  return 0;
+}
+weak_alias (__strlen, strlen)
+libc_hidden_builtin_def (strlen)
+"""
+
+
 def check_invariants(text: str, result: ChunkedFile, max_chars: int) -> None:
     """The guarantees every chunker makes, for any input."""
     lines = text.split("\n")

@@ -13,6 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import mlcorpus, multilang, quality
 from bench.corpus import DocQuery
 
+from tests.chunking_helpers import GLIBC_STRLEN
+
 GO = """// Copyright 2009 The Go Authors.
 
 // Package ring implements circular lists.
@@ -136,22 +138,17 @@ public class ArrayList<E> extends AbstractList<E> {
 
 # glibc's shape: a licence, a doc comment above a GNU-style definition with attribute macros,
 # top-level macro invocations without semicolons right after the body.
-C = """/* Copyright (C) 1991-2022 Free Software Foundation, Inc.
+C = (
+    """/* Copyright (C) 1991-2022 Free Software Foundation, Inc.
    This file is part of the GNU C Library.  */
 
 #include <string.h>
 
 /* Return the length of the null-terminated string STR.  Scan for
    the null terminator quickly by testing four bytes at a time.  */
-size_t
-attribute_hidden
-__strlen (const char *str)
-{
-  return 0;
-}
-weak_alias (__strlen, strlen)
-libc_hidden_builtin_def (strlen)
-
+"""
+    + GLIBC_STRLEN
+    + """
 int x; /* a trailing comment, not a doc */
 static int
 helper (void)
@@ -159,6 +156,7 @@ helper (void)
   return 1;
 }
 """
+)
 
 # JUCE's shape: documented declarations in a class body (CRLF line endings), an inline template
 # operator returning a reference, an out-of-line `Class::method` definition.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from kenning.chunking import chunk_source
+from kenning.chunking.header import listed_members, name_line
 from kenning.indexer import embed_input
 
 
@@ -123,3 +124,31 @@ def test_a_window_of_a_long_function_names_the_helpers_defined_in_it() -> None:
     assert name_line("const createResponse =") == "from ajax: create response"
     # A window that defines nothing keeps the bare name.
     assert name_line("const step0 =") == "from ajax"
+
+
+def test_the_name_line_lists_defined_members_for_the_name_boost_and_declared_ones_after() -> None:
+    line = name_line("juce.InterprocessConnection", ("getSocket",), 120, ("isConnected", "messageReceived"))
+    assert line == "juce interprocess connection: get socket; declares is connected, message received"
+    # search's name boost reads back the defined members only: a prototype is not the definition
+    assert listed_members("juce.InterprocessConnection", line) == ["get socket"]
+    declared_only = name_line("juce.InterprocessConnection", (), 120, ("messageReceived",))
+    assert declared_only == "juce interprocess connection; declares message received"
+    assert listed_members("juce.InterprocessConnection", declared_only) == []
+    # a list cut inside the declared names keeps every defined one
+    long = name_line("A", ("getSocket",), 40, tuple(f"callback{i}" for i in range(20)))
+    assert long.endswith("…") and listed_members("A", long) == ["get socket"]
+    cut = name_line("A", tuple(f"member{i}" for i in range(20)), 40)
+    # the name before "…" may be cut: dropped
+    assert cut.endswith("…") and listed_members("A", cut) == [f"member {i}" for i in range(3)]
+
+
+def test_rulers_are_shortened_in_the_model_input() -> None:
+    ruler = "    //" + "=" * 78
+    text = f"{ruler}\n    bool isConnected() const;\n    int x = a-- - b; // ---- ok\n    /" + "*" * 40
+    model_input = embed_input("juce_InterprocessConnection.h", "", text)
+    assert model_input.split("\n")[1:] == [
+        "    //===",
+        "    bool isConnected() const;",
+        "    int x = a-- - b; // ---- ok",
+        "    /***",
+    ]

@@ -6,6 +6,7 @@ import pytest
 
 from kenning.chunking import DEFAULT_MAX_CHARS, chunk_source
 from tests.chunking_helpers import (
+    GLIBC_STRLEN,
     check_invariants,
     chunk_at,
     chunked,
@@ -463,22 +464,20 @@ def test_c_header_that_is_cpp_falls_back_to_the_cpp_grammar() -> None:
 
 # ---- C / C++ macros tree-sitter cannot read (real shapes: glibc 2.36, JUCE 7) --------------
 
-GLIBC = src(
-    """
+GLIBC = (
+    src(
+        """
     #include <string.h>
 
     __libc_tsd_define (, const uint16_t *, CTYPE_B)
 
     /* Return the length of the null-terminated string STR.  */
-    size_t
-    attribute_hidden
-    __strlen (const char *str)
-    {
-      return 0;
-    }
-    weak_alias (__strlen, strlen)
-    libc_hidden_builtin_def (strlen)
-
+    """
+    )
+    + GLIBC_STRLEN
+    + "\n"
+    + src(
+        """
     void __attribute__ ((noreturn)) attribute_hidden
     __stack_chk_fail_local (void)
     {
@@ -491,6 +490,7 @@ GLIBC = src(
       return z;
     }
     """
+    )
 )
 
 
@@ -568,3 +568,209 @@ def test_c_header_with_juce_api_is_read_as_cpp() -> None:
     check_invariants(JUCE, result, DEFAULT_MAX_CHARS)
     assert ("String", "class", "juce") in symbols_of(result)
     assert ("append", "method", "juce.String") in symbols_of(result)
+
+
+# JUCE 7's juce_InterprocessConnection.h, abridged: a documented class body of one-line members,
+# prototypes, inline definitions and pure virtual callbacks, with `//====` rulers.
+JUCE_CONNECTION = src(
+    """
+    namespace juce
+    {
+
+    class JUCE_API  InterprocessConnection
+    {
+    public:
+        //==============================================================================
+        /** Tries to connect this object to a socket. */
+        bool connectToSocket (const String& hostName, int portNumber, int timeOutMillisecs);
+
+        /** Disconnects and closes any currently-open sockets or pipes. */
+        void disconnect (int timeoutMs = -1);
+
+        /** True if a socket or pipe is currently active. */
+        bool isConnected() const;
+
+        /** Returns the socket that this connection is using (or nullptr if it uses a pipe). */
+        StreamingSocket* getSocket() const noexcept                 { return socket.get(); }
+
+        /** Returns the pipe that this connection is using (or nullptr if it uses a socket). */
+        NamedPipe* getPipe() const noexcept                         { return pipe.get(); }
+
+        /** Returns the name of the machine at the other end of this connection. */
+        String getConnectedHostName() const;
+
+        //==============================================================================
+        /** Called when the connection is first connected. */
+        virtual void connectionMade() = 0;
+
+        /** Called when the connection is broken. */
+        virtual void connectionLost() = 0;
+
+        /** Called when a message arrives. */
+        virtual void messageReceived (const MemoryBlock& message) = 0;
+
+    private:
+        std::unique_ptr<StreamingSocket> socket;
+        std::unique_ptr<NamedPipe> pipe;
+    };
+
+    } // namespace juce
+    """
+)
+CONNECTION_MEMBERS = {
+    "connectToSocket": "connect to socket",
+    "disconnect": "disconnect",
+    "isConnected": "is connected",
+    "getSocket": "get socket",
+    "getPipe": "get pipe",
+    "getConnectedHostName": "get connected host name",
+    "connectionMade": "connection made",
+    "connectionLost": "connection lost",
+    "messageReceived": "message received",
+}
+
+
+def _name_lists(header: str, owner_words: str) -> tuple[set[str], set[str]]:
+    """The defined and the declared member names on a header's name line."""
+    defined, _, declared = header.splitlines()[0].removeprefix(owner_words).partition("; declares ")
+    return set(defined.removeprefix(": ").split(", ")) - {""}, set(declared.split(", ")) - {""}
+
+
+def test_cpp_class_body_windows_name_the_functions_they_declare() -> None:
+    result = chunked(JUCE_CONNECTION, "cpp")
+    # a documented inline definition is a chunk of its own, as before
+    assert [c.symbol for c in result.chunks if c.kind == "method"] == [
+        "juce.InterprocessConnection.getSocket",
+        "juce.InterprocessConnection.getPipe",
+    ]
+    windows = [c for c in result.chunks if c.symbol == "juce.InterprocessConnection"]
+    declared: set[str] = set()
+    for window in windows:
+        defined_names, declared_names = _name_lists(window.header, "juce interprocess connection")
+        assert not defined_names
+        assert declared_names == {
+            words
+            for name, words in CONNECTION_MEMBERS.items()
+            if f"{name} (" in window.text or f"{name}()" in window.text
+        }
+        declared |= declared_names
+    assert declared == set(CONNECTION_MEMBERS.values()) - {"get socket", "get pipe"}
+    line = JUCE_CONNECTION.split("\n").index(
+        "    virtual void messageReceived (const MemoryBlock& message) = 0;"
+    )
+    callback = chunk_at(result, line + 1)
+    assert callback.header.startswith("juce interprocess connection; declares ")
+    assert "message received" in callback.header and "class InterprocessConnection" in callback.header
+
+
+def test_cpp_undocumented_class_body_windows_hold_four_one_line_members_at_most() -> None:
+    # The same header without its doc comments (blank lines where they were, as the
+    # benchmark's copy has them): every member is a one-liner in a window of the body.
+    text = "\n".join("" if line.lstrip().startswith("/**") else line for line in JUCE_CONNECTION.split("\n"))
+    result = chunked(text, "cpp")
+    check_invariants(text, result, DEFAULT_MAX_CHARS)
+    windows = [c for c in result.chunks if c.symbol == "juce.InterprocessConnection"]
+    listed: set[str] = set()
+    for window in windows:
+        held = [
+            name for name in CONNECTION_MEMBERS if f"{name} (" in window.text or f"{name}()" in window.text
+        ]
+        assert len(held) <= 4, window.text
+        defined_names, declared_names = _name_lists(window.header, "juce interprocess connection")
+        # inline definitions are members; prototypes and pure virtual callbacks are declared
+        inline = {"getSocket", "getPipe"}
+        assert defined_names == {CONNECTION_MEMBERS[n] for n in held if n in inline}
+        assert declared_names == {CONNECTION_MEMBERS[n] for n in held if n not in inline}
+        listed |= defined_names | declared_names
+    assert listed == set(CONNECTION_MEMBERS.values())
+    # fits the budget in two windows, cut into three by the member count
+    assert len(windows) == 3
+
+
+# OpenJDK 17's java.util.zip.InflaterInputStream, doc comments removed (as an undocumented
+# class would be): overloaded constructors and methods.
+JAVA_OVERLOADS = src(
+    """
+    public class InflaterInputStream extends FilterInputStream {
+        protected Inflater inf;
+        protected byte[] buf;
+
+        public InflaterInputStream(InputStream in, Inflater inf, int size) {
+            super(in);
+            if (in == null || inf == null) {
+                throw new NullPointerException();
+            } else if (size <= 0) {
+                throw new IllegalArgumentException("buffer size <= 0");
+            }
+            this.inf = inf;
+            buf = new byte[size];
+        }
+
+        public InflaterInputStream(InputStream in, Inflater inf) {
+            this(in, inf, 512);
+        }
+
+        boolean usesDefaultInflater = false;
+
+        public InflaterInputStream(InputStream in) {
+            this(in, in != null ? new Inflater() : null);
+            usesDefaultInflater = true;
+        }
+
+        public int read() throws IOException {
+            ensureOpen();
+            return read(singleByteBuf, 0, 1) == -1 ? -1 : Byte.toUnsignedInt(singleByteBuf[0]);
+        }
+
+        public int read(byte[] b, int off, int len) throws IOException {
+            ensureOpen();
+            if (b == null) {
+                throw new NullPointerException();
+            }
+            return inflate(b, off, len);
+        }
+    }
+    """
+)
+
+
+def test_java_overloads_next_to_each_other_are_one_chunk_when_they_fit() -> None:
+    lines = JAVA_OVERLOADS.split("\n")
+
+    def line_of(text: str) -> int:
+        return next(n for n, line in enumerate(lines, 1) if text in line)
+
+    result = chunked(JAVA_OVERLOADS, "java")
+    check_invariants(JAVA_OVERLOADS, result, DEFAULT_MAX_CHARS)
+    two = chunk_at(result, line_of("this(in, inf, 512)"))
+    assert (two.kind, two.symbol) == ("constructor", "InflaterInputStream.InflaterInputStream")
+    assert two.start_line == line_of("Inflater inf, int size)")  # the one it delegates to
+    # a field between overloads keeps them apart
+    assert chunk_at(result, line_of("public InflaterInputStream(InputStream in) {")) is not two
+    read = chunk_at(result, line_of("public int read() throws"))
+    assert read.symbol == "InflaterInputStream.read"
+    assert read.start_line < line_of("public int read(byte[]") < read.end_line
+    # overloads that do not fit the budget together stay chunks of their own
+    small = chunked(JAVA_OVERLOADS, "java", max_chars=300)
+    assert chunk_at(small, line_of("public int read() throws")).end_line < line_of("public int read(byte[]")
+
+
+def test_cpp_typedef_struct_windows_name_their_declarations_too() -> None:
+    # `typedef struct` is two definitions with one span (the struct and the typedef): the
+    # members belong to the one kept.
+    text = src(
+        """
+        typedef struct Point
+        {
+            int x;
+            int y;
+            int length() const;
+            void moveBy (int dx, int dy);
+            bool isOrigin() const;
+        } Point;
+        """
+    )
+    result = chunked(text, "cpp", max_chars=60)
+    check_invariants(text, result, 60)
+    headers = [c.header.splitlines()[0] for c in result.chunks if c.start_line > 1]
+    assert headers == ["point; declares length, move by", "point; declares is origin"]

@@ -40,7 +40,10 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #  6: a window of a long definition names the definitions that start in it the same way.
 #  7: C and C++ parsed with macro invocations blanked (glibc's `attribute_hidden`, JUCE's
 #     `JUCE_API`); C++ functions returning a reference (`String& f()`) named.
-CHUNKER_VERSION = 7
+#  8: rulers (`//=====…`) shortened in the model input (`indexer.chunks.embed_input`); a class
+#     body's windows name the one-line functions in them (defined, then `; declares`) and hold
+#     four at most; overloads next to each other are one chunk when they fit.
+CHUNKER_VERSION = 8
 
 log = logging.getLogger(__name__)
 

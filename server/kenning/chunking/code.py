@@ -15,7 +15,16 @@ module derives both outputs:
   does not show. Comments, decorators and attributes directly above a definition belong to it.
 
 A one-line definition is not a chunk of its own (a run of one-line functions or type aliases is
-packed into one window instead of a chunk per line); it still gets its symbol. The exception is
+packed into one window instead of a chunk per line); it still gets its symbol, and a window of a
+class body names the one-line functions in it after the class's name: the defined ones as
+members (``interprocess connection: get socket``), then those only declared — C++ prototypes,
+pure virtual and abstract methods — after ``; declares`` (search's name boost reads the defined
+ones only: for a typed name the definition is the answer). Such a window holds four of them at
+most: a C++ header's run of undocumented declarations packed twenty to a window is a list in
+which each member weighs a twentieth, next to the ``.cpp`` definitions of its siblings, each a
+chunk of its own. Overloads next to each other (one qualified name, only blank lines between)
+are one chunk when they fit: the short ones (``this(in, inf, 512)``) say what they do only
+next to the one they delegate to. The exception to one-liners in windows is
 a member declaration of a trait or interface (Rust ``fn read_at(…);``, a Go interface method, a
 TypeScript method signature): when the trait declares two or more, it is split even if it fits,
 and each declaration is a chunk with the trait named in its header. TypeScript
@@ -33,7 +42,7 @@ model's word pieces read better than ``camelCase``; a definition kept whole with
 inside it (an ``impl`` or class that fits, a function with nested helpers; a window of a long
 definition, those that start in it) lists their names after its own (``impl PartialOrd for
 Rc<T>`` → ``rc: partial cmp, lt, le, gt, ge``). On the samples of ``bench/multilang.py`` every
-method chunk names its owner (Go 250, Rust 493, TypeScript 145, Java 813, C++ 639).
+method chunk names its owner (Go 250, Rust 492, TypeScript 145, Java 758, C++ 623).
 """
 
 from __future__ import annotations
@@ -53,10 +62,10 @@ from kenning.chunking.grammars import (
     node_text,
     parser_for,
 )
+from kenning.chunking.header import name_line
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.macros import blank_macros
 from kenning.chunking.model import Symbol
-from kenning.lexical import name_parts
 
 # C and C++: parsed with macro invocations blanked (``macros.py``); a ".h" falls back from C++
 # to C on the same blanked bytes.
@@ -88,6 +97,20 @@ class _Unit:
     def_line: int  # where the definition node (its signature) starts
     order: int  # rule order: breaks ties between identical spans (typedef struct)
     children: list[_Unit] = field(default_factory=list)
+    # The functions and methods directly inside that are not chunk units (one-line
+    # definitions, C++ method declarations): (first line, name, declared only), in order.
+    leaves: list[tuple[int, str, bool]] = field(default_factory=list)
+
+
+@dataclass(slots=True, frozen=True)
+class _Leaf:
+    """A function or method that is no chunk of its own: a one-liner, a declaration."""
+
+    start_byte: int
+    end_byte: int
+    start: int  # 1-based first line, attached comments included
+    name: str
+    declared: bool  # no body: a prototype, a pure virtual or abstract method
 
 
 @dataclass(slots=True)
@@ -100,6 +123,7 @@ class _Out:
     symbol: str | None
     header: tuple[str, ...]
     members: tuple[str, ...] = ()  # the names defined inside a container kept whole
+    declared: tuple[str, ...] = ()  # the functions only declared in it
 
 
 def _end_line(node: ts.Node) -> int:
@@ -143,6 +167,7 @@ class CodeChunker:
         self.root = tree.root_node
         self.symbols: list[Symbol] = []
         self.units: list[_Unit] = []
+        self.leaves: list[_Leaf] = []
         self.out: list[_Out] = []
 
     # ---- definitions -------------------------------------------------------------------
@@ -290,25 +315,30 @@ class CodeChunker:
             chunk = rule.chunk
             if rule.declaration:
                 chunk = parent is not None and parent.kind in DECLARING_KINDS
-            if chunk and not deep:
-                first_line = self._first_line(span, name)
-                # One-liners stay in the windows around them, but a trait's or interface's
-                # member declarations are what a reader looks for in it: each is its own chunk.
-                if span_end > first_line or rule.declaration:
-                    self.units.append(
-                        _Unit(
-                            rule=rule,
-                            kind=kind,
-                            name=name,
-                            qualname=".".join(own_path) or None,
-                            node=node,
-                            span_node=span,
-                            start=first_line,
-                            end=span_end,
-                            def_line=node.start_point.row + 1,
-                            order=order,
-                        )
+            first_line = self._first_line(span, name) if chunk and not deep else 0
+            # One-liners stay in the windows around them, but a trait's or interface's member
+            # declarations are what a reader looks for in it: each is its own chunk.
+            unit = chunk and not deep and (span_end > first_line or rule.declaration)
+            if not unit and not deep and name and parent is not None and kind in _CALLABLE_KINDS:
+                declared = node.child_by_field_name("body") is None
+                self.leaves.append(
+                    _Leaf(span.start_byte, span.end_byte, self._first_line(span), name, declared)
+                )
+            if unit:
+                self.units.append(
+                    _Unit(
+                        rule=rule,
+                        kind=kind,
+                        name=name,
+                        qualname=".".join(own_path) or None,
+                        node=node,
+                        span_node=span,
+                        start=first_line,
+                        end=span_end,
+                        def_line=node.start_point.row + 1,
+                        order=order,
                     )
+                )
 
     def _tree(self) -> list[_Unit]:
         """Nest the chunk units by their spans; identical spans (typedef struct) are one."""
@@ -331,7 +361,28 @@ class CodeChunker:
             (stack[-1].children if stack else roots).append(unit)
             stack.append(unit)
             previous = unit
+        self._attach_leaves()
         return roots
+
+    def _attach_leaves(self) -> None:
+        """Each leaf to the innermost unit around it (``self.units`` sorted as in ``_tree``)."""
+        stack: list[_Unit] = []
+        position = 0
+        units = self.units
+        for leaf in sorted(self.leaves, key=lambda leaf: leaf.start_byte):
+            while position < len(units) and units[position].span_node.start_byte <= leaf.start_byte:
+                unit = units[position]
+                position += 1
+                while stack and stack[-1].span_node.end_byte <= unit.span_node.start_byte:
+                    stack.pop()
+                span = unit.span_node
+                top = stack[-1].span_node if stack else None
+                if top is None or (top.start_byte, top.end_byte) != (span.start_byte, span.end_byte):
+                    stack.append(unit)  # of two units with one span (typedef struct) `_tree` kept the first
+            while stack and stack[-1].span_node.end_byte < leaf.end_byte:
+                stack.pop()
+            if stack:
+                stack[-1].leaves.append((leaf.start, leaf.name, leaf.declared))
 
     # ---- chunks ------------------------------------------------------------------------
 
@@ -387,7 +438,10 @@ class CodeChunker:
         if index.size(start, end) > self.budget:
             bonus = self._statement_bonus(start, end, owner.span_node if owner is not None else self.root)
         signature: str | None = None
-        for first, last in pack_windows(index, start, end, self.budget, bonus):
+        windows = pack_windows(index, start, end, self.budget, bonus)
+        if owner is not None and owner.rule.container:
+            windows = [part for first, last in windows for part in self._member_parts(owner, first, last)]
+        for first, last in windows:
             if owner is None:
                 self.out.append(_Out(first, last, "window", None, headers))
                 continue
@@ -398,10 +452,27 @@ class CodeChunker:
                 header = (*headers, signature)
             # The helpers defined in this window (`createResponse` in `fromAjax`'s), named
             # after the owner's name as a container kept whole names its members.
-            inside = tuple(
-                dict.fromkeys(c.name for c in owner.children if c.name and first <= c.start <= last)
-            )
-            self.out.append(_Out(first, last, owner.kind, owner.qualname, header, inside))
+            inside = _members(owner, first, last, leaves=True)
+            declared = _declared(owner, first, last)
+            self.out.append(_Out(first, last, owner.kind, owner.qualname, header, inside, declared))
+
+    def _member_parts(self, owner: _Unit, first: int, last: int) -> list[tuple[int, int]]:
+        """Window ``first..last`` of a container's body cut before members so that no part
+        holds more than ``_WINDOW_MEMBERS`` of its one-line members (declarations, one-line
+        definitions), in parts of even member counts."""
+        starts = [start for start, _, _ in owner.leaves if first <= start <= last]
+        parts = -(-len(starts) // _WINDOW_MEMBERS)
+        if parts <= 1:
+            return [(first, last)]
+        cuts = [starts[round(i * len(starts) / parts)] for i in range(1, parts)]
+        out: list[tuple[int, int]] = []
+        position = first
+        for cut in [*cuts, last + 1]:
+            span = self.index.trim(position, cut - 1)
+            if span is not None:
+                out.append(span)
+            position = cut
+        return out
 
     def _emit_loose(
         self,
@@ -504,6 +575,7 @@ class CodeChunker:
                 items[-1] = (first_start, max(first_end, end), first_unit, True)
             elif start <= end:
                 items.append((start, end, child, False))
+        items = self._group_overloads(items)
         first_out = len(self.out)
         position = low
         for start, end, child, merged in items:
@@ -520,6 +592,30 @@ class CodeChunker:
             position = end + 1
         if position <= high:
             self._emit_loose(position, high, owner, headers, first_out, None)
+
+    def _group_overloads(
+        self, items: list[tuple[int, int, _Unit, bool]]
+    ) -> list[tuple[int, int, _Unit, bool]]:
+        """Overloads (consecutive functions of one qualified name, only blank lines between)
+        that fit the budget together are one item: Java's and C++'s constructors and methods
+        of one name are variants of one operation, and the short ones (``this(in, inf, 512)``)
+        say what they do only next to the one they delegate to."""
+        index = self.index
+        grouped: list[tuple[int, int, _Unit, bool]] = []
+        for start, end, child, merged in items:
+            if grouped:
+                first_start, first_end, first_child, first_merged = grouped[-1]
+                if (
+                    child.kind in _CALLABLE_KINDS
+                    and child.qualname is not None
+                    and child.qualname == first_child.qualname
+                    and all(index.is_blank(n) for n in range(first_end + 1, start))
+                    and index.size(first_start, end) <= self.budget
+                ):
+                    grouped[-1] = (first_start, end, first_child, first_merged)
+                    continue
+            grouped.append((start, end, child, merged))
+        return grouped
 
     def _mark_boilerplate(self) -> None:
         """Top-level windows of only imports (and comments) become kind ``imports``; comment-only
@@ -571,9 +667,26 @@ class CodeChunker:
         return chunks, self.symbols
 
 
-def _members(unit: _Unit) -> tuple[str, ...]:
-    """The names of the definitions directly inside ``unit``, each once, in order."""
-    return tuple(dict.fromkeys(child.name for child in unit.children if child.name))
+def _members(
+    unit: _Unit, first: int = 1, last: int | None = None, *, leaves: bool = False
+) -> tuple[str, ...]:
+    """The names of the definitions directly inside ``unit`` that start on lines
+    ``first..last`` (all of them by default), each once, in order; with ``leaves`` the
+    one-line definitions too."""
+    found = [(child.start, child.name) for child in unit.children if child.name]
+    if leaves:
+        found = sorted([*found, *((line, name) for line, name, declared in unit.leaves if not declared)])
+    return tuple(
+        dict.fromkeys(name for line, name in found if first <= line and (last is None or line <= last))
+    )
+
+
+def _declared(unit: _Unit, first: int, last: int) -> tuple[str, ...]:
+    """The names of the functions declared, not defined, directly inside ``unit`` on lines
+    ``first..last`` (C++ prototypes, pure virtual and abstract methods)."""
+    return tuple(
+        dict.fromkeys(name for line, name, declared in unit.leaves if declared and first <= line <= last)
+    )
 
 
 def _header(out: _Out) -> str:
@@ -584,13 +697,7 @@ def _header(out: _Out) -> str:
     partial cmp, lt, le, gt, ge``): its name alone says nothing of what is in it."""
     if out.symbol is None:
         return "\n".join(out.header)
-    name = " ".join(name_parts(out.symbol))
-    if out.members:
-        listed = ", ".join(" ".join(name_parts(member)) for member in out.members)
-        if len(listed) > _MAX_SIGNATURE:
-            listed = listed[: _MAX_SIGNATURE - 1].rstrip(" ,") + "…"
-        name = f"{name}: {listed}"
-    return "\n".join((name, *out.header))
+    return "\n".join((name_line(out.symbol, out.members, _MAX_SIGNATURE, out.declared), *out.header))
 
 
 @dataclass(slots=True)
@@ -602,6 +709,9 @@ class _Scope:
 
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
+_CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
+# The most one-line members (declarations, one-line definitions) a window of a class body holds.
+_WINDOW_MEMBERS = 4
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 # Top-level nodes that neither make a window boilerplate nor keep it from being so.
 _NEUTRAL = frozenset({"inner_attribute_item", "ERROR"})

@@ -92,19 +92,18 @@ def _close_paren(src: bytes, start: int) -> int:
 
 def _prev_line_allows(src: bytes | bytearray, line_start: int) -> bool:
     """Whether a statement can end right before ``line_start`` (see the module docstring)."""
-    end = line_start
-    while end > 0:
-        begin = src.rfind(b"\n", 0, end - 1) + 1
-        line = src[begin : end - 1 if end > 0 and src[end - 1] == 0x0A else end].strip()
-        end = begin
-        if not line:
-            return True
-        if line.endswith(b"\\"):
-            return False  # inside a macro definition
-        if line.startswith((b"#", b"//", b"/*", b"*")) or line.endswith(b"*/"):
-            return True
-        return line.endswith((b";", b"{", b"}", b":"))
-    return True
+    if line_start == 0:
+        return True  # the file's first line
+    begin = src.rfind(b"\n", 0, line_start - 1) + 1
+    end = line_start - 1 if src[line_start - 1] == 0x0A else line_start
+    line = src[begin:end].strip()
+    if not line:
+        return True
+    if line.endswith(b"\\"):
+        return False  # inside a macro definition
+    if line.startswith((b"#", b"//", b"/*", b"*")) or line.endswith(b"*/"):
+        return True
+    return line.endswith((b";", b"{", b"}", b":"))
 
 
 def _opens_body(lines: list[bytes]) -> list[bool]:

@@ -4,15 +4,24 @@ sees for each) and symbol rows."""
 from __future__ import annotations
 
 import hashlib
+import re
 
 from kenning.chunking import chunk_source
 from kenning.lexical import name_parts, split_identifiers
 from kenning.store.rows import NewChunk, NewSymbol
 from kenning.workspace import SourceText
 
+# A run of one punctuation character this long or longer is a ruler (`//=====…`, `# -----`,
+# `/*****`), shortened to three characters in the model input: the tokenizer spends about one
+# token per character on it (JUCE's 78-character `//====` banner costs 80 of the model's 256),
+# so a chunk with two banners lost the members below them to truncation.
+_RULER = re.compile(r"([=\-*/#~_+])\1{7,}")
+
 
 def embed_input(path: str, header: str, text: str) -> str:
-    """The exact text the model sees for a chunk: where it lives, then what it is."""
+    """The exact text the model sees for a chunk: where it lives, then what it is, rulers
+    shortened."""
+    text = _RULER.sub(r"\1\1\1", text)
     return f"{path}\n{header}\n{text}" if header else f"{path}\n{text}"
 
 

@@ -8,6 +8,7 @@ import logging
 import sqlite3
 from collections.abc import Sequence
 
+from kenning.chunking.header import listed_members
 from kenning.engine import Engine
 from kenning.lexical import identifier_like, name_parts, query_terms
 from kenning.search import tuning
@@ -68,18 +69,8 @@ def name_boost(
 
 def members(row: ChunkRow) -> list[str]:
     """The names a definition kept whole lists after its own on its header's first line
-    (``filter: next back, try rfold``, see ``chunking.code``), in words; a list cut short
-    loses its cut name."""
-    if not row.symbol:
-        return []
-    first = row.header.split("\n", 1)[0]
-    lead = " ".join(name_parts(row.symbol)) + ": "
-    if not first.startswith(lead):
-        return []
-    names = first[len(lead) :].split(", ")
-    if names[-1].endswith("…"):
-        names.pop()
-    return [n for n in names if n]
+    (``filter: next back, try rfold``, see ``chunking.header``), in words."""
+    return listed_members(row.symbol, row.header)
 
 
 def chunk_boost(

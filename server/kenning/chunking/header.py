@@ -1,0 +1,47 @@
+"""The first line of a definition chunk's header: its name in words and, for a definition kept
+whole, the names defined inside it. The chunker writes it (``code._header``) and search's name
+boost reads the member names back (``search.fusion.members``); both go through this module, so
+the format lives in one place.
+
+``Box.into_raw`` → ``box into raw``; ``impl PartialOrd for Rc<T>`` kept whole → ``rc: partial
+cmp, lt, le, gt, ge``, the list cut with ``…`` when long.
+"""
+
+from __future__ import annotations
+
+from kenning.lexical import name_parts
+
+_LIST_START = ": "
+_SEPARATOR = ", "
+_CUT = "…"
+# Between the defined members and the declared ones; name words never hold a ";".
+_DECLARED = "; declares "
+
+
+def name_line(symbol: str, members: tuple[str, ...], limit: int, declared: tuple[str, ...] = ()) -> str:
+    """The name in words, then the members' names in words (``name: a, b``), then the names
+    of the functions only declared in it, prototypes and pure virtual methods (``; declares
+    c, d``); what follows the name at most ``limit`` characters (cut with ``…``)."""
+    name = " ".join(name_parts(symbol))
+    listed = _SEPARATOR.join(" ".join(name_parts(member)) for member in members)
+    if declared:
+        listed += _DECLARED + _SEPARATOR.join(" ".join(name_parts(member)) for member in declared)
+    if len(listed) > limit:
+        listed = listed[: limit - 1].rstrip(" ,") + _CUT
+    return f"{name}{_LIST_START}{listed}" if members else name + listed
+
+
+def listed_members(symbol: str | None, header: str) -> list[str]:
+    """The defined member names ``name_line`` listed in ``header`` (its first line), in words;
+    a list cut short loses its cut name."""
+    if not symbol:
+        return []
+    first = header.split("\n", 1)[0]
+    lead = " ".join(name_parts(symbol)) + _LIST_START
+    if not first.startswith(lead):
+        return []
+    listed, declared, _ = first[len(lead) :].partition(_DECLARED)
+    names = listed.split(_SEPARATOR)
+    if not declared and names[-1].endswith(_CUT):
+        names.pop()
+    return [n for n in names if n]
