@@ -340,6 +340,9 @@ class Runner:
         lat: dict[str, Any] = {"built": {}, "filters": {}}
         self.r["latency"] = lat
         spaces = {}
+        # A kept --workdir holds the last run's copies: built again, from the base index as it is.
+        for name in ("w10k", "w100k", "wsym"):
+            shutil.rmtree(self.work / name, ignore_errors=True)
         small = self.work / "w10k"
         if p.small_chunks is None:
             seeded.write_sample(self.ws, small, sorted(chunks))
