@@ -365,8 +365,8 @@ def _session_options(threads: int) -> ort.SessionOptions:
     options.enable_mem_pattern = False
     # Idle intra-op threads spin by default, and not only inside a run: between queries a
     # worker kept a core busy all the time (12 ms of CPU on each 13 ms semantic search at 100k
-    # chunks), a core the lexical half needs on two; batches embed faster without it too
-    # (44 -> 48 chunks/s on 30-line chunks, alternated on one machine).
+    # chunks), a core the lexical half needs on two; whole batches embed no slower without it
+    # (alternated runs on one machine, inside the noise).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # errors only: warnings about unused initializers are noise
     return options
