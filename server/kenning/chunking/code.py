@@ -341,13 +341,30 @@ class CodeChunker:
                 )
 
     def _tree(self) -> list[_Unit]:
-        """Nest the chunk units by their spans; identical spans (typedef struct) are one."""
+        """Nest the chunk units by their spans (identical spans, typedef struct, are one) and
+        give each leaf to the innermost unit around it, in the same sweep."""
         self.units.sort(key=lambda u: (u.span_node.start_byte, -u.span_node.end_byte, u.order))
+        leaves = sorted(self.leaves, key=lambda leaf: leaf.start_byte)
+        next_leaf = 0
         roots: list[_Unit] = []
         stack: list[_Unit] = []
         previous: _Unit | None = None
+
+        def attach_leaves_before(byte: int) -> None:
+            # Spans nest or are apart, so a unit that ends inside a leaf's span cannot hold it,
+            # nor any unit after it: popping it here is what the next unit would do.
+            nonlocal next_leaf
+            while next_leaf < len(leaves) and leaves[next_leaf].start_byte < byte:
+                leaf = leaves[next_leaf]
+                next_leaf += 1
+                while stack and stack[-1].span_node.end_byte < leaf.end_byte:
+                    stack.pop()
+                if stack:
+                    stack[-1].leaves.append((leaf.start, leaf.name, leaf.declared))
+
         for unit in self.units:
             start_byte, end_byte = unit.span_node.start_byte, unit.span_node.end_byte
+            attach_leaves_before(start_byte)
             if previous is not None and (
                 previous.span_node.start_byte == start_byte and previous.span_node.end_byte == end_byte
             ):
@@ -361,28 +378,8 @@ class CodeChunker:
             (stack[-1].children if stack else roots).append(unit)
             stack.append(unit)
             previous = unit
-        self._attach_leaves()
+        attach_leaves_before(len(self.src) + 1)
         return roots
-
-    def _attach_leaves(self) -> None:
-        """Each leaf to the innermost unit around it (``self.units`` sorted as in ``_tree``)."""
-        stack: list[_Unit] = []
-        position = 0
-        units = self.units
-        for leaf in sorted(self.leaves, key=lambda leaf: leaf.start_byte):
-            while position < len(units) and units[position].span_node.start_byte <= leaf.start_byte:
-                unit = units[position]
-                position += 1
-                while stack and stack[-1].span_node.end_byte <= unit.span_node.start_byte:
-                    stack.pop()
-                span = unit.span_node
-                top = stack[-1].span_node if stack else None
-                if top is None or (top.start_byte, top.end_byte) != (span.start_byte, span.end_byte):
-                    stack.append(unit)  # of two units with one span (typedef struct) `_tree` kept the first
-            while stack and stack[-1].span_node.end_byte < leaf.end_byte:
-                stack.pop()
-            if stack:
-                stack[-1].leaves.append((leaf.start, leaf.name, leaf.declared))
 
     # ---- chunks ------------------------------------------------------------------------
 
