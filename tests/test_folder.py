@@ -13,7 +13,7 @@ import pytest
 
 import kenning.folder as folder_module
 from kenning.config import Config
-from kenning.folder import FolderIndex
+from kenning.folder import CLOSING_MESSAGE, OPENING_MESSAGE, FolderIndex
 
 Event = tuple[object, ...]
 
@@ -146,3 +146,11 @@ def test_a_store_that_cannot_be_opened_is_an_error_status(tmp_path: Path) -> Non
         assert folder.status().message == folder.open_error
     finally:
         folder.stop()
+
+
+def test_a_folder_not_yet_open_says_its_counts_are_unknown_not_zero(workspace: Path) -> None:
+    folder = FolderIndex(workspace.as_uri(), workspace, Config(), Recorder())
+    status = folder.status()  # not started: nothing is open
+    assert (status.state, status.chunks, status.message) == ("scanning", 0, OPENING_MESSAGE)
+    folder.mark_closing()
+    assert folder.status().message == CLOSING_MESSAGE

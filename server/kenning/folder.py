@@ -42,6 +42,9 @@ STATUS_INTERVAL_S = 1.0
 POLL_INTERVAL_S = 30.0
 # How long a stopping folder waits for a model still loading beside the open (see stop()).
 MODEL_LOAD_JOIN_S = 30.0
+# What a status says while the store is not open (its counts are unknown, not zero).
+OPENING_MESSAGE = "opening the index; counts follow"
+CLOSING_MESSAGE = "closing the index"
 
 
 class Reporter(Protocol):
@@ -211,6 +214,8 @@ class FolderIndex:
             self.end_read()
 
     def _placeholder_status(self) -> Status:
+        # Before the store is open its counts are unknown, not zero: say so, or a client
+        # (an agent above all) reads "0 chunks" as an empty index.
         return Status(
             state="error" if self.open_error else "scanning",
             files=0,
@@ -219,7 +224,7 @@ class FolderIndex:
             pending=0,
             skipped=0,
             symbols=0,
-            message=self.open_error,
+            message=self.open_error or (CLOSING_MESSAGE if self.closing else OPENING_MESSAGE),
         )
 
     # -- the indexing thread -----------------------------------------------------------------

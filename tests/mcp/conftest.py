@@ -16,6 +16,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from kenning.folder import OPENING_MESSAGE
 from kenning.store.lock import LockHeld, WriterLock
 
 MCP_CMD = [sys.executable, "-m", "kenning", "mcp"]
@@ -61,6 +62,16 @@ class Session:
                 return status
             assert time.monotonic() < deadline, f"index not ready: {status}"
             await anyio.sleep(0.3)
+
+    async def wait_opened(self, timeout: float = 60.0) -> dict[str, Any]:
+        """The first status read from the opened stores (before it, counts are placeholders)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status = await self.json("index_status", {})
+            if all(r["message"] != OPENING_MESSAGE for r in status["roots"]):
+                return status
+            assert time.monotonic() < deadline, f"index not opened: {status}"
+            await anyio.sleep(0.05)
 
     def stderr(self) -> str:
         self._errlog.flush()

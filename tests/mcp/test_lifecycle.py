@@ -119,6 +119,7 @@ async def test_sigterm_saves_and_frees_the_lock_for_whoever_comes_next(workspace
     assert wait_lock_free(store, 5)
     # The next server finds the saved index and its graph: nothing to embed again.
     async with mcp_session(workspace) as s:
-        status = await s.json("index_status", {})
+        # Its first status read from the opened store: the counts it saved, not a re-embedding.
+        status = await s.wait_opened()
         (root,) = status["roots"]
         assert root["role"] == "writer" and root["embedded"] == root["chunks"] > 0

@@ -58,7 +58,7 @@ async def test_lsp_mcp_and_cli_share_one_index(workspace: Path) -> None:
         lsp.initialize(workspace)
         lsp.wait_ready()
         async with mcp_session(workspace) as s:
-            status = await s.json("index_status", {})
+            status = await s.wait_opened()
             (root,) = status["roots"]
             assert root["role"] == "reader", root  # the language server writes; we follow
 
