@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -53,25 +53,26 @@ class Session:
         assert json.loads(res.content[0].text) == res.structured_content
         return res.structured_content
 
-    async def wait_embedded(self, timeout: float = 180.0) -> dict[str, Any]:
+    async def _status_until(
+        self, done: Callable[[dict[str, Any]], bool], timeout: float, pause: float, what: str
+    ) -> dict[str, Any]:
+        """Poll ``index_status`` until every root passes ``done``; the status that did."""
         deadline = time.monotonic() + timeout
         while True:
             status = await self.json("index_status", {})
-            roots = status["roots"]
-            if all(r["state"] == "ready" and r["pending"] == 0 and r["chunks"] for r in roots):
+            if all(done(r) for r in status["roots"]):
                 return status
-            assert time.monotonic() < deadline, f"index not ready: {status}"
-            await anyio.sleep(0.3)
+            assert time.monotonic() < deadline, f"index not {what}: {status}"
+            await anyio.sleep(pause)
+
+    async def wait_embedded(self, timeout: float = 180.0) -> dict[str, Any]:
+        return await self._status_until(
+            lambda r: r["state"] == "ready" and r["pending"] == 0 and bool(r["chunks"]), timeout, 0.3, "ready"
+        )
 
     async def wait_opened(self, timeout: float = 60.0) -> dict[str, Any]:
         """The first status read from the opened stores (before it, counts are placeholders)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            status = await self.json("index_status", {})
-            if all(r["message"] != OPENING_MESSAGE for r in status["roots"]):
-                return status
-            assert time.monotonic() < deadline, f"index not opened: {status}"
-            await anyio.sleep(0.05)
+        return await self._status_until(lambda r: r["message"] != OPENING_MESSAGE, timeout, 0.05, "opened")
 
     def stderr(self) -> str:
         self._errlog.flush()
