@@ -19,30 +19,47 @@ from kenning.store.db import Database
 
 
 class DocCounts:
-    """Document frequencies of query terms, remembered across queries (one per engine, in its
-    :class:`~kenning.search.hybrid.Searcher`).
+    """Document frequencies of query terms, counted only as far as a decision needs and
+    remembered across queries (one per engine, in its :class:`~kenning.search.hybrid.Searcher`).
 
-    fts5vocab counts a term's documents by walking its whole doclist (1-5 ms per query at 100k
-    chunks); the counts only steer which terms to drop, so they are reused until the index has
-    grown or shrunk by a twentieth since they were taken.
+    FTS5 counts a term's chunks by walking its doclist: at a million chunks a common word is
+    tens of milliseconds, the tail of a sentence query's latency. The counts only steer which
+    terms to drop, so each is taken up to a cap, kept as a lower bound when it reached it, and
+    reused until the index has grown or shrunk by a twentieth.
     """
 
     def __init__(self) -> None:
         self.total = 0
-        self.counts: dict[str, int] = {}
+        # term -> (chunks counted, whether that is all of them)
+        self.counts: dict[str, tuple[int, bool]] = {}
 
-    def of(self, db: Database, conn: sqlite3.Connection, terms: Sequence[str], total: int) -> dict[str, int]:
-        """The number of chunks each term is in; ``total``: the highest chunk id now."""
+    def of(
+        self, db: Database, conn: sqlite3.Connection, terms: Sequence[str], total: int, cap: int
+    ) -> dict[str, int]:
+        """The number of chunks each term is in, or ``cap`` if at least that many; ``total``:
+        the highest chunk id now."""
         if abs(total - self.total) > 0.05 * max(self.total, 1) or len(self.counts) > 100_000:
             self.counts = {}
             self.total = total
         counts = self.counts
-        missing = [t for t in terms if t not in counts]
+        missing = [t for t in terms if t not in counts or (not counts[t][1] and counts[t][0] < cap)]
         if missing:
-            found = db.term_doc_counts(missing, conn)
-            for t in missing:
-                counts[t] = found.get(t, 0)
-        return {t: counts[t] for t in terms}
+            for t, n in db.term_doc_counts(missing, cap, conn).items():
+                counts[t] = (n, n < cap)
+        return {t: min(counts[t][0], cap) for t in terms}
+
+    def rarest(
+        self, db: Database, conn: sqlite3.Connection, terms: Sequence[str], total: int, floor: int
+    ) -> str:
+        """The term in the fewest chunks (the first of equals), when each is in at least
+        ``floor``: counted to a cap that doubles until one term falls short of it, which walks
+        about twice the rarest's postings per term rather than every term's."""
+        cap = floor
+        while True:
+            cap *= 2
+            df = self.of(db, conn, terms, total, cap)
+            if cap > total or any(n < cap for n in df.values()):
+                return min(terms, key=df.__getitem__)
 
 
 def lexical_candidates(
@@ -66,21 +83,31 @@ def lexical_candidates(
     if not identifier_like(text):
         terms = known_forms(engine, conn, terms, total)
     if len(terms) > 1 and total >= tuning.COMMON_TERM_MIN_CHUNKS:
-        df = engine.searcher().doc_counts.of(db, conn, terms, total)
-        kept = [t for t in terms if df.get(t, 0) <= tuning.COMMON_TERM_SHARE * total]
-        if not kept:
-            kept = [min(terms, key=lambda t: df.get(t, 0))]
-        if sum(df.get(t, 0) for t in kept) > tuning.LEXICAL_POSTINGS_BUDGET:
-            chosen: set[str] = set()
-            used = 0
-            for t in sorted(kept, key=lambda t: df.get(t, 0)):
-                if chosen and used + df.get(t, 0) > tuning.LEXICAL_POSTINGS_BUDGET:
-                    break
-                chosen.add(t)
-                used += df.get(t, 0)
-            kept = [t for t in kept if t in chosen]
-        terms = kept
+        terms = affordable_terms(engine, conn, terms, total)
     return db.bm25_chunk_ids(terms, file_ids, n, conn)
+
+
+def affordable_terms(engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], total: int) -> list[str]:
+    """The terms the lexical half walks, in query order: those in at most COMMON_TERM_SHARE of
+    the chunks, rarest first while their postings fit LEXICAL_POSTINGS_BUDGET, the rarest
+    always. A term past the budget is walked only when every term is, and then only the
+    rarest of all (common or not: nothing rarer is left to rank by), so counts stop there."""
+    assert engine.db is not None
+    budget = tuning.LEXICAL_POSTINGS_BUDGET
+    counts = engine.searcher().doc_counts
+    df = counts.of(engine.db, conn, terms, total, budget + 1)
+    affordable = min(budget, tuning.COMMON_TERM_SHARE * total)
+    cheap = sorted((t for t in terms if df[t] <= affordable), key=df.__getitem__)
+    if not cheap:
+        return [counts.rarest(engine.db, conn, terms, total, budget + 1)]
+    chosen: set[str] = set()
+    used = 0
+    for t in cheap:
+        if chosen and used + df[t] > budget:
+            break
+        chosen.add(t)
+        used += df[t]
+    return [t for t in terms if t in chosen]
 
 
 def known_forms(engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], total: int) -> list[str]:
@@ -89,11 +116,13 @@ def known_forms(engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], 
     the counts, which lag the index, missed it."""
     assert engine.db is not None
     counts = engine.searcher().doc_counts
-    df = counts.of(engine.db, conn, terms, total)
-    forms = {t: word_forms(t) for t in terms if not df.get(t)}
+    # Counted as far as affordable_terms will ask next, so that it finds them remembered.
+    cap = tuning.LEXICAL_POSTINGS_BUDGET + 1
+    df = counts.of(engine.db, conn, terms, total, cap)
+    forms = {t: word_forms(t) for t in terms if not df[t]}
     if not any(forms.values()):
         return list(terms)
-    found = counts.of(engine.db, conn, [f for fs in forms.values() for f in fs], total)
+    found = counts.of(engine.db, conn, [f for fs in forms.values() for f in fs], total, cap)
     out: dict[str, None] = {}
     for t in terms:
         out.setdefault(t, None)
@@ -109,8 +138,9 @@ def rare_terms(engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], t
     if total < tuning.COMMON_TERM_MIN_CHUNKS:
         return set(terms)
     assert engine.db is not None
-    df = engine.searcher().doc_counts.of(engine.db, conn, terms, total)
-    return {t for t in terms if df.get(t, 0) <= tuning.COMMON_TERM_SHARE * total}
+    common = int(tuning.COMMON_TERM_SHARE * total)
+    df = engine.searcher().doc_counts.of(engine.db, conn, terms, total, common + 1)
+    return {t for t in terms if df[t] <= common}
 
 
 def lexical_on_own_connection(

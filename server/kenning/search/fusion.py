@@ -4,9 +4,10 @@ name the chunk's definition; then hits, without duplicate texts or overlapping s
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from kenning.chunking.header import listed_members
 from kenning.engine import Engine
@@ -29,6 +30,13 @@ def spelled(part: str, terms: set[str]) -> bool:
     if part in terms:
         return True
     return len(part) >= tuning.NAME_PREFIX_MIN and any(term.startswith(part) for term in terms)
+
+
+@functools.lru_cache(maxsize=65_536)
+def owner_parts(symbol: str) -> frozenset[str]:
+    """The words of a definition's owner's name: ``filter`` for ``iter.Filter.next_back``."""
+    owner = symbol.rpartition(".")[0]
+    return frozenset(name_parts(owner.rsplit(".", 1)[-1])) if owner else frozenset()
 
 
 def name_boost(
@@ -54,12 +62,12 @@ def name_boost(
     spelt = common
     if owner and tuning.OWNER_BOOST:
         # `Filter next_back`: the owner's name tells same-named methods of sibling types apart.
-        owner_parts = set(name_parts(owner.rsplit(".", 1)[-1]))
-        owned = bool(owner_parts) and owner_parts <= (terms if owner_terms is None else owner_terms)
+        owners = owner_parts(symbol)
+        owned = bool(owners) and owners <= (terms if owner_terms is None else owner_terms)
         if owned and named:
             # A query that is only names ("Rc new"): the owner's words are spelled too, so
             # `Rc.new` spells all of it and outranks `Rc.new_uninit` by more.
-            spelt += len(owner_parts & terms - parts)
+            spelt += len(owners & terms - parts)
     spelt_share = (min(spelt, len(terms)) / len(terms)) ** tuning.NAME_TERMS_POWER
     boost: float = tuning.NAME_BOOST * (common / len(parts)) * spelt_share
     if owned:
@@ -71,6 +79,22 @@ def members(row: ChunkRow) -> list[str]:
     """The names a definition kept whole lists after its own on its header's first line
     (``filter: next back, try rfold``, see ``chunking.header``), in words."""
     return listed_members(row.symbol, row.header)
+
+
+def owner_words(rows: Iterable[ChunkRow], terms: set[str], *, inside: bool) -> set[str]:
+    """The ``terms`` that spell the whole owner of a row's definition (with ``inside``, of a
+    member of a definition kept whole too), as ``chunk_boost`` would look for them."""
+    words: set[str] = set()
+    for row in rows:
+        if not row.symbol:
+            continue
+        owners = [owner_parts(row.symbol)]
+        if inside and members(row):
+            owners.append(owner_parts(f"{row.symbol}.member"))  # the owner of its members
+        for parts in owners:
+            if parts and parts <= terms:
+                words |= parts
+    return words
 
 
 def chunk_boost(
@@ -120,9 +144,13 @@ def fuse(
     inside = len(text.split()) <= tuning.MEMBER_NAMES_MAX_WORDS
     owner_terms: set[str] = set()
     if tuning.OWNER_BOOST and terms:
-        if total is None:
-            total = engine.db.max_chunk_id(conn)
-        owner_terms = rare_terms(engine, conn, terms, total)
+        # Counting a common word is the costly part, and only the words that spell a
+        # candidate's whole owner can change a boost.
+        named = owner_words(rows.values(), term_set, inside=inside)
+        if named:
+            if total is None:
+                total = engine.db.max_chunk_id(conn)
+            owner_terms = rare_terms(engine, conn, [t for t in terms if t in named], total)
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
         row = rows.get(cid)

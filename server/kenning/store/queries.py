@@ -364,15 +364,6 @@ class Queries:
             )
         )
 
-    def term_doc_counts(self, terms: Sequence[str], conn: sqlite3.Connection | None = None) -> dict[str, int]:
-        if not terms:
-            return {}
-        rows = self._r(conn).execute(
-            "SELECT term, doc FROM chunks_vocab WHERE term IN (SELECT value FROM json_each(?))",
-            (_json_strs(terms),),
-        )
-        return {str(r[0]): int(r[1]) for r in rows}
-
     def integrity_problems(self, conn: sqlite3.Connection | None = None) -> list[str]:
         """SQLite and FTS5 integrity checks; an empty list means healthy."""
         c = self._r(conn)

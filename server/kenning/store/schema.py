@@ -63,6 +63,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     text, idents, content='chunks', content_rowid='id',
     tokenize="unicode61 remove_diacritics 2"
 );
+-- FTS5's own per-term counts (a view, no storage). A search counts with a capped MATCH instead
+-- (SearchReads.term_doc_counts): this walks every doclist whole. Kept as the tests' reference.
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
     INSERT INTO chunks_fts(rowid, text, idents) VALUES (new.id, new.text, new.idents);

@@ -1,7 +1,7 @@
 """The store's reads that only a search makes: the indexed files a filter chooses from, the chunks
-of chosen files, and the chunks that FTS5 ranks for a set of terms (BM25). Mixed into
-:class:`~kenning.store.db.Database`, beside ``Queries`` (whose ``max_chunk_id``,
-``term_doc_counts``, ``chunks_by_id`` and ``vectors_for`` a search uses too).
+of chosen files, how many chunks hold a term, and the chunks that FTS5 ranks for a set of terms
+(BM25). Mixed into :class:`~kenning.store.db.Database`, beside ``Queries`` (whose
+``max_chunk_id``, ``chunks_by_id`` and ``vectors_for`` a search uses too).
 """
 
 from __future__ import annotations
@@ -57,6 +57,23 @@ class SearchReads:
                 (_json_ids(file_ids),),
             )
         ]
+
+    def term_doc_counts(
+        self, terms: Sequence[str], cap: int, conn: sqlite3.Connection | None = None
+    ) -> dict[str, int]:
+        """The number of chunks holding each term, counted up to ``cap``: FTS5 walks a term's
+        doclist to count it (about 80 ns a chunk), and a million-chunk index holds words in half
+        its chunks; the caller asks only as far as its decision needs."""
+        c = self._r(conn)
+        return {
+            t: int(
+                c.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                    (fts_match([t]), cap),
+                ).fetchone()[0]
+            )
+            for t in dict.fromkeys(terms)
+        }
 
     def bm25_chunk_ids(
         self,
