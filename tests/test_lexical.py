@@ -18,8 +18,8 @@ def test_split_identifiers_only_adds_mixed_case_words() -> None:
 
 
 def test_name_parts_splits_snake_dots_and_camel() -> None:
-    assert name_parts("get_netrc_auth") == ["get", "netrc", "auth"]
-    assert name_parts("UploadRetryPolicy.shouldRetry") == ["upload", "retry", "policy", "should", "retry"]
+    assert name_parts("get_netrc_auth") == ("get", "netrc", "auth")
+    assert name_parts("UploadRetryPolicy.shouldRetry") == ("upload", "retry", "policy", "should", "retry")
 
 
 def test_query_terms_keep_whole_identifier_and_parts() -> None:

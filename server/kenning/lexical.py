@@ -7,6 +7,7 @@ the ``idents`` column adds the camelCase parts so "http header parse" finds it t
 
 from __future__ import annotations
 
+import functools
 import re
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -48,12 +49,14 @@ def _parts_cached(word: str) -> list[str]:
     return parts
 
 
-def name_parts(name: str) -> list[str]:
-    """Lower-case words of an identifier, splitting snake_case, dots and camelCase."""
+@functools.lru_cache(maxsize=65_536)
+def name_parts(name: str) -> tuple[str, ...]:
+    """Lower-case words of an identifier, splitting snake_case, dots and camelCase. Memoised:
+    fusion splits every candidate's name for every query (a tenth of a hybrid query's CPU)."""
     words: list[str] = []
     for word in _WORD.findall(name):
         words.extend(identifier_parts(word))
-    return words
+    return tuple(words)
 
 
 def query_terms(query: str) -> list[str]:
