@@ -33,10 +33,15 @@ def spelled(part: str, terms: set[str]) -> bool:
 
 
 @functools.lru_cache(maxsize=65_536)
+def leaf_parts(symbol: str) -> frozenset[str]:
+    """The words of a dotted name's last part: ``next``, ``back`` for ``iter.Filter.next_back``."""
+    return frozenset(name_parts(symbol.rsplit(".", 1)[-1]))
+
+
 def owner_parts(symbol: str) -> frozenset[str]:
     """The words of a definition's owner's name: ``filter`` for ``iter.Filter.next_back``."""
     owner = symbol.rpartition(".")[0]
-    return frozenset(name_parts(owner.rsplit(".", 1)[-1])) if owner else frozenset()
+    return leaf_parts(owner) if owner else frozenset()
 
 
 def name_boost(
@@ -47,8 +52,8 @@ def name_boost(
     words count as spelled)."""
     if not symbol or not terms:
         return 0.0
-    owner, _, leaf = symbol.rpartition(".")
-    parts = set(name_parts(leaf))
+    owner = symbol.rpartition(".")[0]
+    parts = leaf_parts(symbol)
     if not parts:
         return 0.0
     common = sum(1 for part in parts if spelled(part, terms))
@@ -90,7 +95,7 @@ def owner_words(rows: Iterable[ChunkRow], terms: set[str], *, inside: bool) -> s
             continue
         owners = [owner_parts(row.symbol)]
         if inside and members(row):
-            owners.append(owner_parts(f"{row.symbol}.member"))  # the owner of its members
+            owners.append(leaf_parts(row.symbol))  # the owner of its members
         for parts in owners:
             if parts and parts <= terms:
                 words |= parts
