@@ -76,7 +76,7 @@ class FolderIndex:
     ) -> None:
         self.uri = uri
         self.root = root
-        self.engine = Engine(root, config, encoder_factory=encoder_factory)
+        self.engine = Engine(root, config, encoder_factory=encoder_factory, read_ahead=True)
         self.symbols = SymbolSearch(self.engine)
         self.reporter = reporter
         self.working_set = WorkingSet()  # the editor's open files: embedded before the rest

@@ -21,6 +21,7 @@ from kenning.state import IndexStates
 from kenning.store.db import Database, StoreCorrupt, StoreUnavailable, authenticate, sqlite_uri
 from kenning.store.location import StoreDir, open_store_dir, requested_store
 from kenning.store.lock import LockHeld, WriterLock
+from kenning.store.read_ahead import ReadAhead
 from kenning.store.schema import DB_FILENAME
 from kenning.store.trust import aside_name, database_token, foreign_file, read_marker, store_key
 from kenning.store.vectors import (
@@ -57,6 +58,11 @@ class Status:
     shared_cache: dict[str, object] | None = None
 
 
+# The b-trees a server's start reads all of (the scan's file rows, counting chunks and symbols,
+# the graph's check, the symbol index): read ahead of the rest of the file.
+READ_FIRST = ("files", "chunks_file", "symbols", "symbols_file")
+
+
 class Engine(ModelBinding, VectorKeeping):
     """The index of one workspace root. Open it, index it, search it, close it."""
 
@@ -68,9 +74,12 @@ class Engine(ModelBinding, VectorKeeping):
         encoder_factory: EncoderFactory = default_encoder_factory,
         read_only: bool | None = None,
         defer_vectors: bool = False,
+        read_ahead: bool = False,
     ) -> None:
         """``defer_vectors``: a writer loads the saved graph when an embedding pass first needs
-        it, not at open (``kenning index`` on an unchanged tree never needs it)."""
+        it, not at open (``kenning index`` on an unchanged tree never needs it). ``read_ahead``:
+        read the database file once at open so a cold start's queries find it in memory (a
+        long-running server; see ``kenning.store.read_ahead``)."""
         self.root = Path(os.path.realpath(root))
         self.config = config or Config()
         # Where the store is asked to be; ``open`` decides where it is (see store.location).
@@ -107,6 +116,8 @@ class Engine(ModelBinding, VectorKeeping):
         self._defer_vectors = defer_vectors
         self._vectors_deferred = False  # open() left the saved graph for prepare_vectors to load
         self._graph_load: GraphLoad | None = None  # the saved graph loading beside the scan
+        self._read_ahead_wanted = read_ahead
+        self.read_ahead: ReadAhead | None = None  # the database file being read at open
         self._immutable = False  # read the main file alone (full disk, lock held, WAL empty)
         # The user-level embedding cache for this engine's model (opened by the indexer).
         self.shared_cache: ModelCache | None = None
@@ -175,6 +186,13 @@ class Engine(ModelBinding, VectorKeeping):
                 self._load_vectors_if_valid(background=True)
         else:
             self._load_vectors_read_only()
+        if self._read_ahead_wanted:
+            graph = self._graph_load.thread if self._graph_load is not None else None
+            try:
+                first = self.db.btree_roots(READ_FIRST)
+            except sqlite3.Error:  # only ever a head start: read the file in order
+                first = []
+            self.read_ahead = ReadAhead(self.store_dir / DB_FILENAME, first=first, after=graph).start()
         return self
 
     def close(self) -> None:
@@ -246,6 +264,9 @@ class Engine(ModelBinding, VectorKeeping):
         self.open()
 
     def _close_connections(self) -> None:
+        if self.read_ahead is not None:
+            self.read_ahead.stop()
+            self.read_ahead = None
         if self.db is not None:
             self.db.close()
             self.db = None

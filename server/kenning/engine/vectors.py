@@ -69,8 +69,8 @@ class GraphLoad:
         self._key = key
         self._index: VectorIndex | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._load, name="kenning-graph-load", daemon=True)
-        self._thread.start()
+        self.thread = threading.Thread(target=self._load, name="kenning-graph-load", daemon=True)
+        self.thread.start()
 
     def _load(self) -> None:
         try:
@@ -80,7 +80,7 @@ class GraphLoad:
 
     def result(self) -> VectorIndex:
         """The loaded graph, once the thread is done; raises what the load raised."""
-        self._thread.join()
+        self.thread.join()
         if self._error is not None:
             raise self._error
         assert self._index is not None

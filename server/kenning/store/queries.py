@@ -324,6 +324,14 @@ class Queries:
             )
         )
 
+    def btree_roots(self, names: Iterable[str], conn: sqlite3.Connection | None = None) -> list[int]:
+        """The root page numbers of the named tables and indexes (those that exist)."""
+        rows = self._r(conn).execute(
+            "SELECT rootpage FROM sqlite_schema WHERE name IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(names)),),
+        )
+        return [int(r[0]) for r in rows if r[0]]
+
     def symbol_file_paths(self, conn: sqlite3.Connection | None = None) -> dict[int, str]:
         """Every indexed file's id and path, for resolving symbols' paths once per file."""
         return {int(r[0]): str(r[1]) for r in self._r(conn).execute("SELECT id, path FROM files")}
