@@ -294,6 +294,31 @@ class BenchServer(RawServer):
                     return msg
         raise TimeoutError(f"no matching kenning/indexStatus within {timeout}s")
 
+    def wait_log(self, prefix: str, timeout: float) -> dict[str, Any] | None:
+        """The first ``window/logMessage`` whose message starts with ``prefix``, waiting up to
+        ``timeout`` seconds; None if none came (another server, or a log level that hides it)."""
+
+        def wanted(n: dict[str, Any]) -> bool:
+            message = str(n.get("params", {}).get("message", ""))
+            return n.get("method") == "window/logMessage" and message.startswith(prefix)
+
+        for n in self.notifications:
+            if wanted(n):
+                return n
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                msg = self.messages.get(timeout=0.1)
+            except queue.Empty:
+                if not self.alive():
+                    return None
+                continue
+            if "method" in msg and "id" not in msg:
+                self.notifications.append(msg)
+                if wanted(msg):
+                    return msg
+        return None
+
     def wait_state(self, state: str, timeout: float = 3600.0, *, after: float = 0.0) -> dict[str, Any]:
         return self.wait_status(lambda p: p["state"] == state, timeout, after=after)
 

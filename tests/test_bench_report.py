@@ -66,6 +66,14 @@ def _scale() -> dict[str, Any]:
         },
         "restart": {"ready_s": _summary(2.5, 2.9, 3)},
         "cli": {"wall_s": _summary(3.5, 3.6, 3)},
+        "cold": {
+            "pause_s": 5.0,
+            "files_dropped": 30_004,
+            "ready_s": _summary(3.4, 3.6, 6),
+            "search_ms": {"at_ready": _summary(36.0, 150.0, 120), "paused": _summary(18.0, 60.0, 120)},
+            "first_ms": {"at_ready": _summary(1000.0, 1200.0, 3), "paused": _summary(80.0, 90.0, 3)},
+            "read_ahead": "store read-ahead: 14,344 pages hinted, 1880 MB read in 4.1 s",
+        },
         "rebuild": {
             "ready_s": 310.0,
             "during_ms": _summary(20.0, 60.0, 400),
@@ -128,10 +136,16 @@ def test_scale_rows_hold_issue_15_targets_and_verdicts() -> None:
     assert rows["scale: server RSS after ready @ 1,000,123 chunks (MiB)"][1:] == ("1,200", "≤ 1,536", "met")
     assert rows["scale: unchanged restart → ready @ 1,000,123 chunks, p50 (s)"][3] == "met"
     assert rows["scale: unchanged `kenning index` @ 30,000 files, p50 (s)"][3] == "missed: by 0.50 s"
+    cold = rows["scale: the same restart cold (tree's and store's pages evicted) → ready, p50 (s)"]
+    assert cold[1:] == ("3.40", "≤ 3", "missed: by 0.40 s")
+    assert rows["  cold: hybrid queries sent at ready, p50 / p95; the first (ms)"][1] == "36.0 / 150.0; 1,000"
+    paused = rows["  cold: hybrid queries sent 5 s after ready, p50 / p95; the first (ms)"]
+    assert paused[1:] == ("18.0 / 60.0; 80", "≤ 30 / ≤ 80", "met")
     rebuild = next(v for k, v in rows.items() if k.startswith("scale: graph rebuilt"))
     assert rebuild[1].startswith("310; 20.0 / 60.0 (n 400)") and rebuild[3] == "met"
     text = report.markdown(_run(scale=_scale()))
     assert "#### 8. A monorepo: about 1,000,000 chunks" in text and "HNSW graph built and saved 300 s" in text
+    assert "DONTNEED on 30,004 files" in text and "1880 MB read in 4.1 s" in text
 
 
 def test_a_failed_scale_step_says_so() -> None:

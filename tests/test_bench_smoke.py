@@ -50,6 +50,9 @@ def test_bench_smoke_runs_every_measure(tmp_path: Path) -> None:
     assert {"hybrid", "hybrid+filter"} <= set(scale["warm"]["search_ms"])
     assert scale["warm"]["symbol_ms"]["n"] > 0 and scale["warm"]["rss_ready_mib"]["VmRSS"] > 0
     assert scale["restart"]["ready_s"]["n"] == 1 and scale["cli"]["wall_s"]["n"] == 1
+    cold = scale["cold"]
+    assert cold["ready_s"]["n"] == 2 and cold["files_dropped"] > 0
+    assert cold["search_ms"]["paused"]["n"] > 0 and cold["read_ahead"].startswith("store read-ahead:")
     # A graph this small may be rebuilt before the first query arrives: no count asserted.
     assert scale["rebuild"]["removed"] and scale["rebuild"]["ready_s"] > 0
     assert set(r["quality"]["optimized"]) == {"lexical", "semantic", "hybrid"}
