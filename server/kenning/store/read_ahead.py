@@ -19,9 +19,9 @@ So a thread of its own, when the store opens:
    ~0.1 s of CPU a GB), stopping early if the store closes.
 
 Measured on that store, old and new code alternated, the store's pages dropped before each
-start: ready 3.1 → 2.9 s (medians); the first 40 queries at once median ~100 → ~35 ms (the very
-first, racing the read, ~0.35 → ~1 s); sent 5 s after ready, median ~90 → ~18 ms. The file is
-read only if it fits comfortably in the memory the system has free (half of Linux's
+start: ready 3.14 → 2.92 s (medians); the first 40 queries at once median ~100 → ~37 ms (the
+very first, racing the read, ~0.37 → ~1.1 s); sent 5 s after ready, median ~90 → ~21 ms. The
+file is read only if it fits comfortably in the memory the system has free (half of Linux's
 ``MemAvailable``, ``UNKNOWN_MEMORY_LIMIT`` where that is not known): a larger store would push
 the rest of the page cache out for pages that would not stay. Short-lived commands (``kenning
 index``, ``kenning search``) do not read ahead: they exit first.
