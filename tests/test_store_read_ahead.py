@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,57 @@ def test_a_stopped_pass_reads_no_further(tmp_path: Path) -> None:
     release.set()
     assert ahead.done.wait(DONE_S)
     assert ahead.bytes_read == 0
+
+
+def test_a_running_query_holds_the_pass_back_until_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(read_ahead, "QUERY_PAUSE_S", DONE_S)  # longer than the test waits
+    big = tmp_path / "big.sqlite3"
+    with big.open("wb") as f:
+        f.truncate(8 * read_ahead.BLOCK_BYTES)  # sparse: read at memory speed
+    ahead = ReadAhead(big)
+    with ahead.query():
+        ahead.start()
+        time.sleep(0.3)
+        assert ahead.bytes_read == 0  # waiting for the query, not reading
+        with ahead.query():  # a second, overlapping query
+            pass
+        time.sleep(0.2)
+        assert ahead.bytes_read == 0  # the first still runs
+    assert ahead.done.wait(DONE_S)
+    assert ahead.bytes_read == big.stat().st_size
+    with ahead.query():  # once done, a query waits for nothing
+        pass
+
+
+def test_a_query_that_never_ends_only_slows_the_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(read_ahead, "QUERY_PAUSE_S", 0.01)
+    big = tmp_path / "big.sqlite3"
+    with big.open("wb") as f:
+        f.truncate(4 * read_ahead.BLOCK_BYTES)
+    ahead = ReadAhead(big)
+    with ahead.query():
+        ahead.start()
+        assert ahead.done.wait(DONE_S)
+    assert ahead.bytes_read == big.stat().st_size
+
+
+def test_a_search_holds_the_engines_read_ahead_back(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def a():\n    return 1\n")
+    engine = Engine(root, Config(), read_ahead=True).open()
+    try:
+        ahead = engine.read_ahead
+        assert ahead is not None
+        with engine.query_reads():
+            assert ahead._queries == 1 or ahead.done.is_set()
+        assert ahead._queries == 0
+    finally:
+        engine.close()
+    with engine.query_reads():  # closed: nothing to hold back
+        pass
 
 
 def test_a_file_larger_than_free_memory_allows_is_not_read(

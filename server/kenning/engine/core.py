@@ -9,6 +9,7 @@ import os
 import sqlite3
 import threading
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -262,6 +263,11 @@ class Engine(ModelBinding, VectorKeeping):
         self._loaded_vectors_file = None
         self.bump_generation()
         self.open()
+
+    def query_reads(self) -> AbstractContextManager[None]:
+        """Around a query: the store's read-ahead, if one is running, waits while it runs."""
+        ahead = self.read_ahead
+        return ahead.query() if ahead is not None else nullcontext()
 
     def _close_connections(self) -> None:
         if self.read_ahead is not None:

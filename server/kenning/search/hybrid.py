@@ -166,7 +166,8 @@ class Searcher:
 
 def search(engine: Engine, query: SearchQuery, *, should_stop: ShouldStop | None = None) -> SearchResponse:
     """Run a validated query against one workspace's index (its engine's searcher)."""
-    return engine.searcher().search(query, should_stop=should_stop)
+    with engine.query_reads():
+        return engine.searcher().search(query, should_stop=should_stop)
 
 
 def similar(
@@ -179,4 +180,5 @@ def similar(
     selected_text: str | None = None,
 ) -> SearchResponse:
     """Code like the given lines of ``path`` (1-based, inclusive) in one workspace's index."""
-    return engine.searcher().similar(path, start_line, end_line, limit=limit, selected_text=selected_text)
+    with engine.query_reads():
+        return engine.searcher().similar(path, start_line, end_line, limit=limit, selected_text=selected_text)
