@@ -78,10 +78,9 @@ def read_limit(available: int | None) -> int:
 
 # SQLite b-tree page types (the first byte of a page's header).
 _INTERIOR_TYPES = (0x02, 0x05)  # index interior, table interior
-_PAGE_TYPES = (0x02, 0x05, 0x0A, 0x0D)
-# At most this many pages are named to the kernel in one hint (2 MiB at 4 KiB pages):
-# Linux reads at most its readahead window per ``posix_fadvise(WILLNEED)`` call.
-_HINT_RUN_PAGES = 512
+# At most this many pages are named to the kernel in one hint: Linux reads at most the device's
+# readahead window per ``posix_fadvise(WILLNEED)`` call (128 KiB by default; 32 pages of 4 KiB).
+_HINT_RUN_PAGES = 32
 
 
 def page_size_of(header: bytes) -> int:
@@ -99,9 +98,11 @@ def child_pages(page: bytes, pgno: int) -> list[int] | None:
     children = [int.from_bytes(page[hdr + 8 : hdr + 12], "big")]
     for i in range(cells):
         at = hdr + 12 + 2 * i
-        offset = int.from_bytes(page[at : at + 2], "big")
-        if at + 2 > len(page) or offset + 4 > len(page):
+        if at + 2 > len(page):
             break  # a damaged page: what it names is only ever a hint
+        offset = int.from_bytes(page[at : at + 2], "big")
+        if offset + 4 > len(page):
+            break
         children.append(int.from_bytes(page[offset : offset + 4], "big"))
     return children
 
