@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -266,42 +267,9 @@ class BenchServer(RawServer):
             params["filters"] = {"paths": paths}
         return self.timed_call("workspace/semanticSearch", params, timeout)
 
-    def wait_status(self, predicate: Any, timeout: float, *, after: float = 0.0) -> dict[str, Any]:
-        """The first ``kenning/indexStatus`` received at or after ``after`` whose params satisfy
-        ``predicate`` (a notification received earlier is still looked at)."""
-
-        def wanted(n: dict[str, Any]) -> bool:
-            return (
-                n.get("method") == "kenning/indexStatus"
-                and n.get(STAMP, 0.0) >= after
-                and predicate(n["params"])
-            )
-
-        for n in self.notifications:
-            if wanted(n):
-                return n
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                msg = self.messages.get(timeout=0.1)
-            except queue.Empty:
-                if not self.alive():
-                    raise RuntimeError("the server exited: " + "".join(self.stderr_lines[-20:])) from None
-                continue
-            if "method" in msg and "id" not in msg:
-                self.notifications.append(msg)
-                if wanted(msg):
-                    return msg
-        raise TimeoutError(f"no matching kenning/indexStatus within {timeout}s")
-
-    def wait_log(self, prefix: str, timeout: float) -> dict[str, Any] | None:
-        """The first ``window/logMessage`` whose message starts with ``prefix``, waiting up to
-        ``timeout`` seconds; None if none came (another server, or a log level that hides it)."""
-
-        def wanted(n: dict[str, Any]) -> bool:
-            message = str(n.get("params", {}).get("message", ""))
-            return n.get("method") == "window/logMessage" and message.startswith(prefix)
-
+    def _wait_for(self, wanted: Callable[[dict[str, Any]], bool], timeout: float) -> dict[str, Any] | None:
+        """The first notification ``wanted`` accepts, received earlier or within ``timeout``
+        seconds; None when the time is up or the server has exited (``alive`` tells which)."""
         for n in self.notifications:
             if wanted(n):
                 return n
@@ -318,6 +286,34 @@ class BenchServer(RawServer):
                 if wanted(msg):
                     return msg
         return None
+
+    def wait_status(self, predicate: Any, timeout: float, *, after: float = 0.0) -> dict[str, Any]:
+        """The first ``kenning/indexStatus`` received at or after ``after`` whose params satisfy
+        ``predicate`` (a notification received earlier is still looked at)."""
+
+        def wanted(n: dict[str, Any]) -> bool:
+            return (
+                n.get("method") == "kenning/indexStatus"
+                and n.get(STAMP, 0.0) >= after
+                and predicate(n["params"])
+            )
+
+        found = self._wait_for(wanted, timeout)
+        if found is not None:
+            return found
+        if not self.alive():
+            raise RuntimeError("the server exited: " + "".join(self.stderr_lines[-20:]))
+        raise TimeoutError(f"no matching kenning/indexStatus within {timeout}s")
+
+    def wait_log(self, prefix: str, timeout: float) -> dict[str, Any] | None:
+        """The first ``window/logMessage`` whose message starts with ``prefix``, waiting up to
+        ``timeout`` seconds; None if none came (another server, or a log level that hides it)."""
+
+        def wanted(n: dict[str, Any]) -> bool:
+            message = str(n.get("params", {}).get("message", ""))
+            return n.get("method") == "window/logMessage" and message.startswith(prefix)
+
+        return self._wait_for(wanted, timeout)
 
     def wait_state(self, state: str, timeout: float = 3600.0, *, after: float = 0.0) -> dict[str, Any]:
         return self.wait_status(lambda p: p["state"] == state, timeout, after=after)

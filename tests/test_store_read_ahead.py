@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -162,13 +163,17 @@ def test_the_pass_reads_the_whole_file_and_hints_the_first_btrees(tmp_path: Path
     assert ahead.hinted_pages == len(_dbstat_pages(db, "t_name"))
 
 
-def test_the_pass_waits_for_the_thread_it_is_given(tmp_path: Path) -> None:
-    import threading
-
-    db = _database(tmp_path / "db.sqlite3", rows=200)
+def _held_thread() -> tuple[threading.Thread, threading.Event]:
+    """A running thread (a graph still loading) and the event that lets it finish."""
     release = threading.Event()
-    graph = threading.Thread(target=release.wait, args=(DONE_S,))
-    graph.start()
+    thread = threading.Thread(target=release.wait, args=(DONE_S,))
+    thread.start()
+    return thread, release
+
+
+def test_the_pass_waits_for_the_thread_it_is_given(tmp_path: Path) -> None:
+    db = _database(tmp_path / "db.sqlite3", rows=200)
+    graph, release = _held_thread()
     ahead = ReadAhead(db, after=graph).start()
     assert not ahead.done.wait(0.3)
     assert ahead.bytes_read == 0
@@ -178,12 +183,8 @@ def test_the_pass_waits_for_the_thread_it_is_given(tmp_path: Path) -> None:
 
 
 def test_a_stopped_pass_reads_no_further(tmp_path: Path) -> None:
-    import threading
-
     db = _database(tmp_path / "db.sqlite3", rows=200)
-    release = threading.Event()
-    graph = threading.Thread(target=release.wait, args=(DONE_S,))
-    graph.start()
+    graph, release = _held_thread()
     ahead = ReadAhead(db, after=graph).start()
     ahead.stop()  # the store closed while the graph still loaded
     release.set()
@@ -191,13 +192,18 @@ def test_a_stopped_pass_reads_no_further(tmp_path: Path) -> None:
     assert ahead.bytes_read == 0
 
 
+def _sparse(path: Path, blocks: int) -> Path:
+    """A file of ``blocks`` read-ahead blocks of zeros, with no data on disk (read at memory speed)."""
+    with path.open("wb") as f:
+        f.truncate(blocks * read_ahead.BLOCK_BYTES)
+    return path
+
+
 def test_a_running_query_holds_the_pass_back_until_it_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(read_ahead, "QUERY_PAUSE_S", DONE_S)  # longer than the test waits
-    big = tmp_path / "big.sqlite3"
-    with big.open("wb") as f:
-        f.truncate(8 * read_ahead.BLOCK_BYTES)  # sparse: read at memory speed
+    big = _sparse(tmp_path / "big.sqlite3", 8)
     ahead = ReadAhead(big)
     with ahead.query():
         ahead.start()
@@ -215,9 +221,7 @@ def test_a_running_query_holds_the_pass_back_until_it_ends(
 
 def test_a_query_that_never_ends_only_slows_the_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(read_ahead, "QUERY_PAUSE_S", 0.01)
-    big = tmp_path / "big.sqlite3"
-    with big.open("wb") as f:
-        f.truncate(4 * read_ahead.BLOCK_BYTES)
+    big = _sparse(tmp_path / "big.sqlite3", 4)
     ahead = ReadAhead(big)
     with ahead.query():
         ahead.start()
