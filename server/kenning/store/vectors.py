@@ -33,8 +33,11 @@ log = logging.getLogger(__name__)
 
 # Search breadth: ef=128 costs ~0.2 ms more than the default 64 and buys back most i8 recall.
 EXPANSION_SEARCH = 128
-# Below this many candidates an exact scan of the stored float vectors is as fast as the graph.
-EXACT_SEARCH_LIMIT = 5000
+# Up to this many candidates a filter's chunks are scanned exactly (their stored vectors, kept
+# for the next query with the same filter) instead of over-fetching the graph by the filter's
+# rarity: at a million chunks a 1 % filter (9,829 chunks) fetched ~24,000 graph neighbours, hybrid
+# p50 / p95 123 / 150 ms; scanned, 13.8 / 28.5 ms (the limit was 5,000).
+EXACT_SEARCH_LIMIT = 20_000
 
 
 def usearch_index() -> type[Index]:
