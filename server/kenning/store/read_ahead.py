@@ -238,7 +238,6 @@ class ReadAhead:
                 self._after.join(AFTER_WAIT_S)
             buf = bytearray(BLOCK_BYTES)
             view = memoryview(buf)
-            f.seek(0)
             while not self._stop.is_set():
                 self._no_queries.wait(QUERY_PAUSE_S)
                 n = f.readinto(view)
