@@ -53,6 +53,7 @@ class Plan:
     idle_s: float
     sharing_files: int | None = None  # the shared-cache step's clones: None = the whole corpus
     scale_chunks: int = 1_000_000  # the monorepo step's index (bench/scale.py)
+    many_files: int = 100_000  # the many-files step's tree (bench/manyfiles.py)
 
 
 def plans() -> dict[str, Plan]:
@@ -113,6 +114,7 @@ def plans() -> dict[str, Plan]:
             20,
             5.0,
             scale_chunks=100_000,
+            many_files=10_000,
         ),
         "smoke": Plan(
             "smoke",
@@ -142,6 +144,7 @@ def plans() -> dict[str, Plan]:
             1.0,
             sharing_files=4,
             scale_chunks=2_000,
+            many_files=300,
         ),
     }
 
@@ -379,14 +382,37 @@ class Runner:
             for ws in spaces.values():
                 shutil.rmtree(ws, ignore_errors=True)
 
+    def _base_db(self) -> Path:
+        """The base index, whose vectors the large trees reuse (built here for ``--only``)."""
+        base_db = self.ws / ".kenning" / "kenning.sqlite3"
+        if not base_db.exists():
+            subprocess.run([sys.executable, "-m", "kenning", "index", "-q", str(self.ws)], check=True)
+        return base_db
+
+    def files(self) -> None:
+        """100,000 files (bench/manyfiles.py): unchanged `kenning index`, restarts, didSave."""
+        from bench.manyfiles import measure
+
+        p = self.plan
+        self.r["files"] = {}
+        measure(
+            self.ws,
+            self._base_db(),
+            self.work,
+            files=p.many_files,
+            restarts=p.restarts,
+            cli_repeats=p.cli_repeats,
+            saves=p.saves,
+            keep=self.args.keep,
+            out=self.r["files"],
+        )
+
     def scale(self) -> None:
         """About a million chunks (bench/scale.py): search, symbols, memory, restarts, rebuild."""
         from bench.scale import measure
 
         p = self.plan
-        base_db = self.ws / ".kenning" / "kenning.sqlite3"
-        if not base_db.exists():  # --only scale: the vectors to reuse come from the base index
-            subprocess.run([sys.executable, "-m", "kenning", "index", "-q", str(self.ws)], check=True)
+        base_db = self._base_db()
         search_q, symbol_q = self._queries()
         target = self.args.scale_chunks or p.scale_chunks
         self.r["scale"] = {"target": target}
@@ -587,7 +613,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated steps: model,fresh,first,pipeline,restart,latency,scale,symbols,sharing,"
+        help="comma-separated steps: model,fresh,first,pipeline,restart,latency,files,scale,symbols,sharing,"
         "quality,endpoint,mcp,multilang",
     )
     parser.add_argument(
@@ -636,6 +662,7 @@ def main(argv: list[str] | None = None) -> int:
         ("endpoint", runner.endpoint),
         ("mcp", runner.mcp),
         ("multilang", runner.multilang),
+        ("files", runner.files),
         # Last: at a million chunks it is the longest step, and stopping it (Ctrl-C) still
         # leaves every other table to be written.
         ("scale", runner.scale),

@@ -515,6 +515,79 @@ def scale_rows(r: dict[str, Any]) -> list[Row]:
     return rows
 
 
+_FILES_KINDS = (("walk", "a plain tree"), ("git", "a git repository"))
+
+
+def files_rows(r: dict[str, Any]) -> list[Row]:
+    """The many-files step's measures against issue 15's per-file targets (bench/manyfiles.py)."""
+    fs = r.get("files")
+    if not fs or not fs.get("built"):
+        return []
+    rows: list[Row] = []
+    n = f"{fs['built']['files']:,} files"
+    for kind, what in _FILES_KINDS:
+        m = fs.get(kind)
+        if not m:
+            continue
+        v = _get(m, "cli", "wall_s", "p50")
+        rows.append(
+            (
+                f"many files: unchanged `kenning index` @ {n}, {what}, p50 (s)",
+                _num(v, ".2f"),
+                "≤ 3",
+                _verdict(v, lambda x: x <= 3, lambda x: f"by {x - 3:.2f} s"),
+            )
+        )
+        rows.append(
+            (
+                "  server start → first lexical answer / ready, p50 (s)",
+                _num(_get(m, "restart", "first_lexical_s", "p50"), ".2f")
+                + " / "
+                + _num(_get(m, "restart", "ready_s", "p50"), ".2f"),
+                "",
+                "",
+            )
+        )
+        v = _get(m, "save", "lexical_ms", "p50")
+        rows.append(
+            (
+                f"  didSave → findable, lexical / semantic, {_get(m, 'save', 'lines')}-line file, p50 (ms)",
+                _num(v, ".0f") + " / " + _num(_get(m, "save", "semantic_ms", "p50"), ".0f"),
+                "≤ 500",
+                _verdict(v, lambda x: x <= 500, lambda x: f"by {x - 500:.0f} ms"),
+            )
+        )
+    return rows
+
+
+def files_markdown(r: dict[str, Any]) -> list[str]:
+    fs = r.get("files")
+    if not fs:
+        return []
+    head = f"#### 9. {fs['target_files']:,} files (`--only files`)"
+    if not fs.get("built"):
+        return [head, "", _table_or_missing([], [], r, "files"), ""]
+    b = fs["built"]
+    rows = [list(row[:3]) for row in files_rows(r)]
+    return [
+        head,
+        "",
+        f"{b['files']:,} files, {b['chunks']:,} chunks, {b['symbols']:,} symbols: the corpus's "
+        f"{fs['small_files']} `.py` files of at most {fs['small_chunks']} chunks, {b['copies']} "
+        f"replicas of them, and `{fs['edited']}`, the file each save edits. "
+        + CONSTRUCTION
+        + f" Built in {b['total_s']:.0f} s: files written {b['write_s']:.0f} s, scan {b['scan_s']:.0f} s, "
+        f"vectors seeded {b['seed_s']:.0f} s, HNSW graph built and saved {b['graph_s']:.0f} s"
+        + (f" (the tree built at {b.get('built_at')}, reused by this run)." if b.get("reused") else ".")
+        + " Measured twice: as a plain directory (kenning walks it) and as a git repository"
+        " (kenning asks `git ls-files`; every file staged, the store excluded in"
+        f" `.git/info/exclude`; `git init` and `git add` took {_num(fs.get('git_add_s'), '.0f')} s).",
+        "",
+        _md_table(["measure", "value", "target"], rows),
+        "",
+    ]
+
+
 # Each step's rows, in the order the summary lists them.
 SUMMARY_STEPS: tuple[Callable[[dict[str, Any]], list[Row]], ...] = (
     _model_rows,
@@ -525,6 +598,7 @@ SUMMARY_STEPS: tuple[Callable[[dict[str, Any]], list[Row]], ...] = (
     _latency_rows,
     _quality_rows,
     scale_rows,
+    files_rows,
     _endpoint_rows,
     _mcp_rows,
     _sharing_rows,
@@ -1048,6 +1122,7 @@ SECTIONS: tuple[Callable[[dict[str, Any]], list[str]], ...] = (
     _symbols_section,
     _memory_section,
     scale_markdown,
+    files_markdown,
     _quality_section,
     _endpoint_section,
     _mcp_section,

@@ -35,8 +35,17 @@ def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def build_tree(base_root: Path, base_db: Path, dest: Path, target: int, *, reuse: bool) -> dict[str, Any]:
+def build_tree(
+    base_root: Path,
+    base_db: Path,
+    dest: Path,
+    target: int,
+    *,
+    reuse: bool,
+    counts: dict[str, int] | None = None,
+) -> dict[str, Any]:
     """The base corpus plus ``copy<N>/`` replicas up to ``target`` chunks, indexed by kenning.
+    ``counts``: the files to replicate and their chunks (default: every file of ``base_db``).
 
     With ``reuse`` a tree this function finished before (for the same target) is kept, and what
     its build took is read back: at a million chunks the build is most of an hour, and the
@@ -51,7 +60,9 @@ def build_tree(base_root: Path, base_db: Path, dest: Path, target: int, *, reuse
     record.unlink(missing_ok=True)
     shutil.rmtree(dest, ignore_errors=True)
     started = time.perf_counter()
-    copies = seeded.write_replicas(base_root, dest, seeded.chunk_counts(base_db), target)
+    copies = seeded.write_replicas(
+        base_root, dest, seeded.chunk_counts(base_db) if counts is None else counts, target
+    )
     written = time.perf_counter() - started
     built = {
         "copies": copies,

@@ -155,6 +155,61 @@ def test_a_failed_scale_step_says_so() -> None:
     assert "Not measured in this run: scale: MemoryError()" in eight
 
 
+def _files_measures(cli_s: float, save_ms: float) -> dict[str, Any]:
+    return {
+        "cli": {"wall_s": _summary(cli_s, cli_s, 5)},
+        "restart": {"first_lexical_s": _summary(1.5, 1.6, 5), "ready_s": _summary(4.0, 4.2, 5)},
+        "save": {
+            "lines": 1004,
+            "lexical_ms": _summary(save_ms, save_ms, 5),
+            "semantic_ms": _summary(300, 310, 5),
+        },
+    }
+
+
+def test_files_rows_hold_the_100k_file_targets_for_a_walk_and_a_git_repository() -> None:
+    files = {
+        "target_files": 100_000,
+        "small_files": 150,
+        "small_chunks": 3,
+        "edited": "xmlrpc/server.py",
+        "git_add_s": 40.0,
+        "built": {
+            "files": 100_051,
+            "copies": 666,
+            "chunks": 200_000,
+            "symbols": 150_000,
+            "exact": 300,
+            "perturbed": 199_700,
+            "write_s": 60.0,
+            "scan_s": 500.0,
+            "seed_s": 30.0,
+            "graph_s": 90.0,
+            "total_s": 680.0,
+        },
+        "walk": _files_measures(3.4, 120.0),
+        "git": _files_measures(2.1, 650.0),
+    }
+    rows = report.files_rows(_run(files=files))
+    assert [r[0] for r in rows if not r[0].startswith("  ")] == [
+        "many files: unchanged `kenning index` @ 100,051 files, a plain tree, p50 (s)",
+        "many files: unchanged `kenning index` @ 100,051 files, a git repository, p50 (s)",
+    ]
+    assert rows[0][1:] == ("3.40", "≤ 3", "missed: by 0.40 s") and rows[3][3] == "met"
+    assert rows[1][1] == "1.50 / 4.00"
+    assert rows[2][1:] == ("120 / 300", "≤ 500", "met")
+    assert rows[5][1:] == ("650 / 300", "≤ 500", "missed: by 150 ms")
+    assert rows[0] in report.summary_rows(_run(files=files))
+    text = report.markdown(_run(files=files)).split("#### 9. 100,000 files")[1]
+    assert "150 `.py` files of at most 3 chunks, 666 replicas" in text and "took 40 s" in text
+
+
+def test_a_failed_files_step_says_so() -> None:
+    r = _run(files={"target_files": 100_000}, errors=["files: OSError()"])
+    assert report.files_rows(r) == []
+    assert "Not measured in this run: files: OSError()" in report.markdown(r).split("#### 9.")[1]
+
+
 def test_mcp_latency_is_in_the_summary_and_has_its_section() -> None:
     # Issue 13's MCP numbers were measured but printed nowhere in the run's tables.
     mcp = {

@@ -55,11 +55,16 @@ def test_bench_smoke_runs_every_measure(tmp_path: Path) -> None:
     assert cold["search_ms"]["paused"]["n"] > 0 and cold["read_ahead"].startswith("store read-ahead:")
     # A graph this small may be rebuilt before the first query arrives: no count asserted.
     assert scale["rebuild"]["removed"] and scale["rebuild"]["ready_s"] > 0
+    files = r["files"]
+    assert files["built"]["files"] >= 300 and files["small_files"] > 0
+    for kind in ("walk", "git"):
+        assert files[kind]["cli"]["wall_s"]["n"] == 1 and files[kind]["restart"]["ready_s"]["n"] == 1
+        assert files[kind]["save"]["lexical_ms"]["n"] == 1 and files[kind]["save"]["misses"] == 0
     assert set(r["quality"]["optimized"]) == {"lexical", "semantic", "hybrid"}
     assert r["sharing"]["second"]["computed"] == 0 and r["sharing"]["first"]["computed"] > 0
     text = output.read_text()
     assert text.startswith("# notes kept around the results")
     assert "trailing analysis" in text and "\nold\n" not in text
     assert "#### Summary" in text and "semanticSearch hybrid" in text
-    assert "#### 8. A monorepo" in text and "Not measured" not in text
+    assert "#### 8. A monorepo" in text and "#### 9. 300 files" in text and "Not measured" not in text
     assert "measure" in proc.stdout  # the table was printed
