@@ -9,6 +9,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections import deque
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,9 @@ log = logging.getLogger(__name__)
 
 # The database and the files SQLite keeps beside it: moved aside together, never one alone.
 DB_FAMILY = ("", "-wal", "-shm", "-journal")
+# How far back ``Engine.changed_since`` reaches: this many generations, this many paths in all.
+CHANGE_LOG_ENTRIES = 1_000
+CHANGE_LOG_PATHS = 20_000
 
 
 @dataclass(slots=True)
@@ -109,8 +114,14 @@ class Engine(ModelBinding, VectorKeeping):
         # The index's state and its message: moved only through this object (see kenning.state).
         self.states = IndexStates()
         self.churn = 0
+        self.removed_since_prune = 0  # chunks removed since the embedding cache was last counted
         self._generation = 0  # bumped whenever files, chunks or symbols change; caches key on it
         self._gen_lock = threading.Lock()
+        # The latest generations and the files each changed (None: unknown), so a cache built
+        # at an older one can update just those files (the symbol index after a save).
+        self._change_log: deque[tuple[int, frozenset[str] | None]] = deque()
+        self._change_log_paths = 0
+        self._change_log_floor = 0  # changed_since() knows nothing before this generation
         self._data_version: int | None = None  # read-only: the writer's commits, as last seen
         self._version_conn: sqlite3.Connection | None = None
         self._loaded_vectors_file: str | None = None
@@ -344,9 +355,37 @@ class Engine(ModelBinding, VectorKeeping):
 
     # -- state -------------------------------------------------------------------------------
 
-    def bump_generation(self) -> None:
+    def bump_generation(self, changed: Iterable[str] | None = None) -> None:
+        """A new generation: files, chunks or symbols changed. ``changed``: the stored paths of
+        the files whose rows changed (None: unknown, or everything), kept for ``changed_since``."""
+        paths = None if changed is None else frozenset(changed)
         with self._gen_lock:
             self._generation += 1
+            entries = self._change_log
+            entries.append((self._generation, paths))
+            self._change_log_paths += len(paths) if paths is not None else 0
+            while len(entries) > 1 and (
+                len(entries) > CHANGE_LOG_ENTRIES or self._change_log_paths > CHANGE_LOG_PATHS
+            ):
+                generation, dropped = entries.popleft()
+                self._change_log_floor = generation
+                self._change_log_paths -= len(dropped) if dropped is not None else 0
+
+    def changed_since(self, generation: int) -> frozenset[str] | None:
+        """The stored paths of the files changed after ``generation`` (a caller's cache was
+        built then), or None when that is not known: the log no longer reaches back that far,
+        a change did not say which files, or another process wrote the store."""
+        with self._gen_lock:
+            if self.read_only or generation < self._change_log_floor or generation > self._generation:
+                return None
+            out: set[str] = set()
+            for gen, paths in self._change_log:
+                if gen <= generation:
+                    continue
+                if paths is None:
+                    return None
+                out |= paths
+            return frozenset(out)
 
     @property
     def generation(self) -> int:

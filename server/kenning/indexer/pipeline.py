@@ -12,6 +12,9 @@ from kenning.indexer.scanner import scan
 from kenning.indexer.working_set import FirstPaths
 from kenning.types import ShouldStop
 
+# Chunk removals by scans of some paths (saves) before the embedding cache is counted again.
+PRUNE_AFTER_REMOVALS = 1_000
+
 
 def update(
     engine: Engine,
@@ -49,9 +52,13 @@ def update(
             engine, progress=progress, should_stop=should_stop, defer_save=defer_save, first=first
         )
         # Only removed chunks leave vectors nothing uses, so an unchanged run (every restart)
-        # does not count the cache: that reads every stored vector (~0.1 s at 29k chunks,
-        # about a second per million).
-        if scan_report.chunks_removed:
+        # does not count the cache: that walks two whole indexes (~0.1 s at 180k chunks, about
+        # half a second per million). A save removes a chunk or two: its count waits until
+        # removals add up, or the next full scan.
+        engine.removed_since_prune += scan_report.chunks_removed
+        removed = engine.removed_since_prune
+        if removed and (paths is None or removed >= PRUNE_AFTER_REMOVALS):
+            engine.removed_since_prune = 0
             engine.prune_embedding_cache()
     states.finish(pending=embed_report.cancelled or embed_report.unavailable is not None)
     return scan_report, embed_report

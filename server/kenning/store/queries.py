@@ -156,13 +156,24 @@ class Queries:
         live = int(c.execute("SELECT count(DISTINCT embed_key) FROM chunks").fetchone()[0])
         return cached, live
 
-    def paths_below(self, directory: str, conn: sqlite3.Connection | None = None) -> list[str]:
-        """Stored paths inside ``directory`` (relative, no trailing slash): one range query on the
-        unique path index ("dir/" < path < "dir0", "0" being the byte after "/")."""
-        rows = self._r(conn).execute(
-            "SELECT path FROM files WHERE path > ? AND path < ?", (directory + "/", directory + "0")
-        )
-        return [str(r[0]) for r in rows]
+    def files_at(self, paths: Iterable[str], conn: sqlite3.Connection | None = None) -> dict[str, FileRow]:
+        """The stored rows of ``paths`` (relative, no trailing slash) and, for each one that is
+        no stored file, of the files inside it as a directory: what a scan of just those paths
+        compares with. One range query on the unique path index per directory ("dir/" < path <
+        "dir0", "0" being the byte after "/"), never a pass over every stored path."""
+        c = self._r(conn)
+        make = FileRow._make
+        columns = "SELECT id, path, size, mtime_ns, content_hash, language, skip_reason FROM files"
+        wanted = sorted(set(paths))
+        listed = c.execute(f"{columns} WHERE path IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
+        rows = {r[1]: make(r) for r in listed}
+        for directory in (p for p in wanted if p not in rows):
+            below = c.execute(f"{columns} WHERE path > ? AND path < ?", (directory + "/", directory + "0"))
+            rows.update((r[1], make(r)) for r in below)
+        return rows
+
+    def has_files(self, conn: sqlite3.Connection | None = None) -> bool:
+        return self._r(conn).execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
 
     def newest_files(self, limit: int, conn: sqlite3.Connection | None = None) -> list[str]:
         """The indexed (not skipped) files with the newest modification times, newest first."""
@@ -354,6 +365,19 @@ class Queries:
             self._r(conn).execute(
                 "SELECT id, file_id, name, kind, container, start_line, end_line, name_line, name_col"
                 " FROM symbols ORDER BY id"
+            )
+        )
+
+    def symbols_of_files(
+        self, paths: Iterable[str], conn: sqlite3.Connection | None = None
+    ) -> list[tuple[Any, ...]]:
+        """The symbols of the files stored at ``paths``, rows as ``symbol_columns`` gives them."""
+        return list(
+            self._r(conn).execute(
+                "SELECT id, file_id, name, kind, container, start_line, end_line, name_line, name_col"
+                " FROM symbols WHERE file_id IN"
+                " (SELECT id FROM files WHERE path IN (SELECT value FROM json_each(?))) ORDER BY id",
+                (json.dumps(sorted(paths)),),
             )
         )
 
