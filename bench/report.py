@@ -573,7 +573,7 @@ def files_markdown(r: dict[str, Any]) -> list[str]:
         head,
         "",
         f"{b['files']:,} files, {b['chunks']:,} chunks, {b['symbols']:,} symbols: the corpus's "
-        f"{fs['small_files']} `.py` files of at most {fs['small_chunks']} chunks, {b['copies']} "
+        f"{fs['small_files']} `.py` files of at most {fs['small_chunks']} chunks, {b['copies']:,} "
         f"replicas of them, and `{fs['edited']}`, the file each save edits. "
         + CONSTRUCTION
         + f" Built in {b['total_s']:.0f} s: files written {b['write_s']:.0f} s, scan {b['scan_s']:.0f} s, "
