@@ -576,9 +576,7 @@ def files_markdown(r: dict[str, Any]) -> list[str]:
         f"{fs['small_files']} `.py` files of at most {fs['small_chunks']} chunks, {b['copies']:,} "
         f"replicas of them, and `{fs['edited']}`, the file each save edits. "
         + CONSTRUCTION
-        + f" Built in {b['total_s']:.0f} s: files written {b['write_s']:.0f} s, scan {b['scan_s']:.0f} s, "
-        f"vectors seeded {b['seed_s']:.0f} s, HNSW graph built and saved {b['graph_s']:.0f} s"
-        + (f" (the tree built at {b.get('built_at')}, reused by this run)." if b.get("reused") else ".")
+        + _built_text(b)
         + " Measured twice: as a plain directory (kenning walks it) and as a git repository"
         " (kenning asks `git ls-files`; every file staged, the store excluded in"
         f" `.git/info/exclude`; `git init` and `git add` took {_num(fs.get('git_add_s'), '.0f')} s).",
@@ -627,6 +625,15 @@ def _cold_text(cold: dict[str, Any] | None) -> str:
     return text
 
 
+def _built_text(b: dict[str, Any]) -> str:
+    """What building a large tree took (``bench.scale.build_tree``'s record)."""
+    return (
+        f" Built in {b['total_s']:.0f} s: files written {b['write_s']:.0f} s, scan {b['scan_s']:.0f} s, "
+        f"vectors seeded {b['seed_s']:.0f} s, HNSW graph built and saved {b['graph_s']:.0f} s"
+        + (f" (the tree built at {b.get('built_at')}, reused by this run)." if b.get("reused") else ".")
+    )
+
+
 def scale_markdown(r: dict[str, Any]) -> list[str]:
     sc = r.get("scale")
     if not sc:
@@ -643,9 +650,7 @@ def scale_markdown(r: dict[str, Any]) -> list[str]:
         f"{b['files']:,} files ({b['copies']} replicas of the base corpus), {b['chunks']:,} chunks, "
         f"{b['symbols']:,} symbols; vectors: {b['exact']:,} exact, {b['perturbed']:,} perturbed. "
         + CONSTRUCTION
-        + f" Built in {b['total_s']:.0f} s: files written {b['write_s']:.0f} s, scan {b['scan_s']:.0f} s, "
-        f"vectors seeded {b['seed_s']:.0f} s, HNSW graph built and saved {b['graph_s']:.0f} s"
-        + (f" (the tree built at {b.get('built_at')}, reused by this run)." if b.get("reused") else "."),
+        + _built_text(b),
         "",
         "Queries: the latency step's (docstring sentences and identifiers), over LSP, warm; the "
         f"filter selects {sc['filter']['chunks']:,} of {sc['filter']['total']:,} chunks. The rebuild: "

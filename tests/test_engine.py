@@ -284,25 +284,49 @@ def test_embedding_cache_survives_a_branch_switch_and_is_pruned_when_large(works
         assert embed_pending(engine).embedded == 0
 
 
+def _count_prunes(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time ``engine`` counts its embedding cache."""
+    calls: list[int] = []
+    prune = engine.prune_embedding_cache
+
+    def counting_prune() -> int:
+        calls.append(1)
+        return prune()
+
+    monkeypatch.setattr(engine, "prune_embedding_cache", counting_prune)
+    return calls
+
+
 def test_only_a_run_that_removed_chunks_counts_the_embedding_cache(
     workspace: Path, encoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Counting the cache reads every stored vector: an unchanged run (a restart) skips it."""
     with open_engine(workspace, encoder) as engine:
         update(engine)
-        calls: list[int] = []
-        prune = engine.prune_embedding_cache
-
-        def counting_prune() -> int:
-            calls.append(1)
-            return prune()
-
-        monkeypatch.setattr(engine, "prune_embedding_cache", counting_prune)
+        calls = _count_prunes(engine, monkeypatch)
         update(engine)
         assert calls == []
         (workspace / "geometry.py").write_text("def only_this():\n    return 1\n")
         update(engine)
         assert calls == [1]
+
+
+def test_a_save_counts_the_embedding_cache_only_once_removals_add_up(
+    workspace: Path, encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save replaces a chunk or two; counting after each one walked two whole indexes."""
+    from kenning.indexer import pipeline
+
+    monkeypatch.setattr(pipeline, "PRUNE_AFTER_REMOVALS", 3)
+    (workspace / "geometry.py").write_text("def circle_area(r):\n    return r * r\n")
+    with open_engine(workspace, encoder) as engine:
+        update(engine)
+        calls = _count_prunes(engine, monkeypatch)
+        for n in range(3):  # one chunk replaced by each save
+            (workspace / "geometry.py").write_text(f"def circle_area(r):\n    return {n} * r\n")
+            update(engine, ["geometry.py"])
+            assert calls == ([1] if n == 2 else []), n
+        assert engine.removed_since_prune == 0
 
 
 def test_heavy_churn_rebuilds_the_graph(workspace: Path, encoder, caplog) -> None:

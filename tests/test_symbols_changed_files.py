@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kenning import symbols as symbols_module
-from kenning.config import Config
 from kenning.engine import Engine
-from kenning.indexer import pipeline, scan, update
+from kenning.indexer import scan, update
 from kenning.symbols import SymbolSearch
 
 QUERIES = ("urp", "should_retry", "circle", "parse", "Http", "", "e", "area", "frob", "distance", "Cookie")
@@ -149,32 +147,3 @@ def test_too_many_changed_files_rebuild_the_whole_index(
         _wait_builds(finder, 2)
         assert finder.full_builds == 2
         assert _answers(finder) == _answers(_rebuilt(engine))
-
-
-def test_a_save_counts_the_embedding_cache_only_once_removals_add_up(
-    workspace: Path, encoder: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(pipeline, "PRUNE_AFTER_REMOVALS", 3)
-    (workspace / "geometry.py").write_text("def circle_area(r):\n    return r * r\n")
-    with Engine(workspace, Config(), encoder_factory=lambda _c: encoder) as engine:
-        update(engine)
-        calls: list[int] = []
-        prune = engine.prune_embedding_cache
-
-        def counting_prune() -> int:
-            calls.append(1)
-            return prune()
-
-        monkeypatch.setattr(engine, "prune_embedding_cache", counting_prune)
-        for n in range(3):  # one chunk replaced by each save
-            (workspace / "geometry.py").write_text(f"def circle_area(r):\n    return {n} * r\n")
-            update(engine, ["geometry.py"])
-            assert calls == ([1] if n == 2 else []), n
-        assert engine.removed_since_prune == 0
-
-
-@pytest.fixture(scope="module")
-def encoder() -> Any:
-    from kenning.embedding import Encoder
-
-    return Encoder.load()
