@@ -21,7 +21,7 @@ class Config:
     model_variant: str = "auto"  # "auto" | "optimized" | "original"
     exclude: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    embed_threads: int = 0  # 0: all cores
+    embed_threads: int = 0  # cores the model may use; 0: all physical cores
     embedding: EndpointSettings | None = None  # an OpenAI-compatible server instead of the local model
     extra: dict[str, str] = field(default_factory=dict)
     # The user-level embedding cache shared by every store (kenning.embedding.shared); also off

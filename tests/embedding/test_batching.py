@@ -3,14 +3,16 @@ cancellation between batches."""
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from kenning.embedding import EmbeddingCancelled, Encoder, resolve_model
-from kenning.embedding.encoder import _max_batch_for, plan_batches
+from kenning.embedding.encoder import _max_batch_for, physical_cores, plan_batches
 
 from .conftest import CODE, varied_texts
 
@@ -153,3 +155,77 @@ def test_cancellation_between_batches(original: Encoder) -> None:
     with pytest.raises(EmbeddingCancelled):  # polled before the first batch too
         encoder.embed_documents(["one"], should_stop=lambda: True)
     assert encoder.embed_documents(["one"], should_stop=lambda: False).shape == (1, 384)
+
+
+class ThreadRecordingSession(RecordingSession):
+    """Also records which thread ran each call, and fails the call numbered ``fail_at``."""
+
+    def __init__(self, session: Any, fail_at: int | None = None) -> None:
+        super().__init__(session)
+        self.threads: set[str] = set()
+        self.fail_at = fail_at
+        self._lock = threading.Lock()
+
+    def run(self, outputs: Any, feed: dict[str, np.ndarray]) -> Any:
+        with self._lock:
+            self.threads.add(threading.current_thread().name)
+            if self.fail_at is not None and len(self.shapes) + 1 == self.fail_at:
+                raise RuntimeError("onnxruntime failed on this batch")
+        return super().run(outputs, feed)
+
+
+def _in_lanes(
+    encoder: Encoder, monkeypatch: pytest.MonkeyPatch, fail_at: int | None = None
+) -> ThreadRecordingSession:
+    recorder = ThreadRecordingSession(encoder._session, fail_at)
+    monkeypatch.setattr(encoder, "_session", recorder)
+    return recorder
+
+
+def test_optimized_graph_runs_in_lanes_with_the_same_vectors(
+    cache_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    two = Encoder.load(variant="optimized", threads=2)
+    one = Encoder.load(variant="optimized", threads=1)
+    assert (two.lanes, one.lanes) == (2, 1)
+    assert Encoder.load(variant="original", threads=2).lanes == 1  # batched: onnxruntime's threads
+    texts = varied_texts() * 3
+    recorder = _in_lanes(two, monkeypatch)
+    # Bit-equal to one lane, in input order: each text is still its own call.
+    np.testing.assert_array_equal(two.embed_documents(texts), one.embed_documents(texts))
+    assert len(recorder.shapes) == len(texts)
+    assert {"kenning-embed-lane", threading.current_thread().name} <= recorder.threads
+    recorder.threads.clear()
+    two.embed_query("parse a json file")  # a lone text: no lane started for it
+    assert recorder.threads == {threading.current_thread().name}
+
+
+def test_lanes_stop_when_asked_and_report_a_failure(
+    cache_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = Encoder.load(variant="optimized", threads=2)
+    texts = varied_texts()
+    calls = 0
+    lock = threading.Lock()
+
+    def stop_on_fifth() -> bool:
+        nonlocal calls
+        with lock:
+            calls += 1
+            return calls >= 5
+
+    recorder = _in_lanes(encoder, monkeypatch)
+    with pytest.raises(EmbeddingCancelled):
+        encoder.embed_documents(texts, should_stop=stop_on_fifth)
+    assert len(recorder.shapes) == 4  # each lane asks before every batch; none ran after the 5th
+    failing = _in_lanes(encoder, monkeypatch, fail_at=3)
+    with pytest.raises(RuntimeError, match="failed on this batch"):
+        encoder.embed_documents(texts)
+    assert len(failing.shapes) < len(texts)  # the lanes stopped at the failure
+    monkeypatch.undo()
+    assert encoder.embed_documents(["one"]).shape == (1, 384)  # and the encoder still works
+
+
+def test_physical_cores() -> None:
+    cores = physical_cores()
+    assert 1 <= cores <= len(os.sched_getaffinity(0))

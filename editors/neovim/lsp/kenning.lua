@@ -24,7 +24,7 @@
 ---   (default: the built-in all-MiniLM-L6-v2 int8)
 --- - `exclude` (string[]): extra gitignore-style globs to leave out of the index
 --- - `maxFileSize` (integer, bytes ≥ 1024): larger files are skipped
---- - `embedThreads` (integer ≥ 0): onnxruntime threads, 0 = all cores
+--- - `embedThreads` (integer ≥ 0): cores the embedding model may use, 0 = all
 --- - `indexOnStartup` (boolean): index every folder as soon as the client is initialized
 --- - `maxResults` (integer 1–200): default number of `workspace/semanticSearch` results
 --- - `symbolLimit` (integer 1–10000): most results of `workspace/symbol`
