@@ -567,7 +567,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="skip larger files (bytes)"
     )
-    common.add_argument("--threads", type=int, default=0, help="cores the embedding model may use (0: all physical cores)")
+    common.add_argument(
+        "--threads", type=int, default=0, help="cores the embedding model may use (0: all physical cores)"
+    )
     embed = common.add_argument_group(
         "embedding server",
         "embed through an OpenAI-compatible /v1/embeddings server instead of the local model",

@@ -46,8 +46,8 @@ def test_optimized_ranks_like_original(original: Encoder, optimized: Encoder) ->
 def test_optimized_graph_is_cached(cache_root: Path, optimized: Encoder) -> None:
     files = sorted(p.name for p in (cache_root / "models").iterdir())
     sha16 = optimized.model_id.split(":")[1]
-    assert f"{sha16}-optimized-v1.onnx" in files
-    assert f"{sha16}-optimized-v1.onnx.json" in files
+    assert f"{sha16}-optimized-v2.onnx" in files
+    assert f"{sha16}-optimized-v2.onnx.json" in files
     started = time.perf_counter()
     again = Encoder.load(variant="auto", threads=2)
     elapsed = time.perf_counter() - started
@@ -59,13 +59,41 @@ def test_optimized_graph_is_cached(cache_root: Path, optimized: Encoder) -> None
     print(f"query latency: {(time.perf_counter() - started) / 20 * 1000:.1f} ms")
 
 
+def test_residual_adds_stay_apart_from_layer_norm(
+    cache_root: Path, optimized: Encoder, tmp_path: Path
+) -> None:
+    """onnxruntime's CPU SkipLayerNormalization was the slow op (graph.UNFUSED_AT_LOAD): neither
+    the recipe nor the session onnxruntime optimises at load may contain it."""
+    import onnx
+    import onnxruntime as ort
+
+    from kenning.embedding.encoder import _session, _session_options
+    from kenning.embedding.graph import RECIPE, UNFUSED_AT_LOAD
+
+    (cached,) = (cache_root / "models").glob(f"*-{RECIPE}.onnx")
+    recipe_ops = {node.op_type for node in onnx.load(str(cached)).graph.node}
+    assert "SkipLayerNormalization" not in recipe_ops
+    assert {"LayerNormalization", "QAttention", "BiasGelu"} <= recipe_ops
+
+    def ops_at_load(unfused: tuple[str, ...]) -> set[str]:
+        options = _session_options(1)
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.optimized_model_filepath = str(tmp_path / f"loaded-{len(unfused)}.onnx")
+        _session(cached.read_bytes(), options, cached, unfused=unfused)
+        return {node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node}
+
+    assert "SkipLayerNormalization" not in ops_at_load(UNFUSED_AT_LOAD)
+    # what the setting is for: left alone, onnxruntime fuses them again at load
+    assert "SkipLayerNormalization" in ops_at_load(())
+
+
 def test_corrupt_cached_graph_is_rebuilt(
     fresh_cache: Path, cache_root: Path, optimized: Encoder, caplog: pytest.LogCaptureFixture
 ) -> None:
     shutil.copytree(cache_root / "models", fresh_cache / "models")  # a good cache, no build
     first = Encoder.load(variant="auto", threads=2)
     assert first.variant == "optimized"
-    path = next((fresh_cache / "models").glob("*-optimized-v1.onnx"))
+    path = next((fresh_cache / "models").glob("*-optimized-v2.onnx"))
     good = path.read_bytes()
     path.write_bytes(good[: len(good) // 2] + bytes(len(good) - len(good) // 2))
     with caplog.at_level(logging.WARNING, logger="kenning.embedding"):
@@ -86,7 +114,7 @@ def test_cached_graph_that_does_not_load_is_rebuilt(
     sha16 = sha256_hex(resolve_model(None).onnx_path.read_bytes())[:16]
     models = fresh_cache / "models"
     models.mkdir(parents=True)
-    path = models / f"{sha16}-optimized-v1.onnx"
+    path = models / f"{sha16}-optimized-v2.onnx"
     path.write_bytes(b"not an onnx model")
     sidecar = {"sha256": sha256_hex(b"not an onnx model")}
     path.with_name(path.name + ".json").write_text(json.dumps(sidecar))
@@ -117,7 +145,7 @@ def test_concurrent_builders_share_one_result(fresh_cache: Path) -> None:
     models = fresh_cache / "models"
     leftovers = [p.name for p in models.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
-    path = next(models.glob("*-optimized-v1.onnx"))
+    path = next(models.glob("*-optimized-v2.onnx"))
     sidecar = json.loads(path.with_name(path.name + ".json").read_text())
     assert sidecar["sha256"] == sha256_hex(path.read_bytes())
 

@@ -57,7 +57,7 @@ def test_vectors_are_384_dim_float32_and_normalised(original: Encoder, optimized
 def test_model_ids_name_model_source_and_variant(original: Encoder, optimized: Encoder) -> None:
     sha16 = sha256_hex(resolve_model(None).onnx_path.read_bytes())[:16]
     assert original.model_id.startswith(f"{DEFAULT_MODEL_ID}:{sha16}:original:")
-    assert optimized.model_id.startswith(f"{DEFAULT_MODEL_ID}:{sha16}:optimized-v1:")
+    assert optimized.model_id.startswith(f"{DEFAULT_MODEL_ID}:{sha16}:optimized-v2:")
     assert original.variant == "original" and optimized.variant == "optimized"
     assert original.max_tokens == optimized.max_tokens == 256
     # The inputs digest follows the truncation limit: other limit, other vectors, other id.

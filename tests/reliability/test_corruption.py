@@ -169,7 +169,7 @@ def test_corrupt_optimised_model_cache(
     mode: str, pristine: Pristine, tmp_path: Path, start_server: StartServer
 ) -> None:
     root, env = pristine.copy(tmp_path)
-    (graph,) = (Path(env["KENNING_CACHE_DIR"]) / "models").glob("*-optimized-v1.onnx")
+    (graph,) = (Path(env["KENNING_CACHE_DIR"]) / "models").glob("*-optimized-v2.onnx")
     corrupt(graph, mode)
     (root / "geometry.py").write_text(FILES["geometry.py"] + "\n# touched\n")
     client = start_and_check(start_server, root, env, {"model": str(pristine.model)}, "rebuilding")
@@ -177,7 +177,7 @@ def test_corrupt_optimised_model_cache(
     # Rebuilt to the same graph: same model id, so nothing stored was thrown away.
     with sqlite3.connect(root / ".kenning" / "kenning.sqlite3") as conn:
         model_id = conn.execute("SELECT value FROM meta WHERE key='model_id'").fetchone()[0]
-    assert ":optimized-v1:" in model_id
+    assert ":optimized-v2:" in model_id
     import json
 
     sidecar = json.loads(graph.with_name(graph.name + ".json").read_text())

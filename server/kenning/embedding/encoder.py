@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from kenning.embedding.cache import load_or_build, read_failure, record_failure, sha256_hex
-from kenning.embedding.graph import RECIPE, OptimizationError, optimize_graph
+from kenning.embedding.graph import RECIPE, UNFUSED_AT_LOAD, OptimizationError, optimize_graph
 from kenning.embedding.model import ModelError, ModelSpec, resolve_model
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ _PROBE_TEXTS = (
 
 
 #: Operators worth naming in the log line of a build.
-_FUSED_OPS = ("FusedDynamoAttention", "QAttention", "SkipLayerNormalization", "BiasGelu", "MatMulInteger")
+_FUSED_OPS = ("FusedDynamoAttention", "QAttention", "LayerNormalization", "BiasGelu", "MatMulInteger")
 
 
 class EmbeddingCancelled(Exception):
@@ -89,7 +89,7 @@ class Encoder:
 
     ``model_id`` names exactly what produced the vectors:
     ``"<spec id>:<sha256 of model.onnx, 16 hex>:<variant tag>:<inputs digest, 8 hex>"``, where
-    the variant tag is ``"original"`` or the optimisation recipe (``"optimized-v1"``) and the
+    the variant tag is ``"original"`` or the optimisation recipe (``"optimized-v2"``) and the
     inputs digest covers the tokenizer file and every setting that shapes the model's input
     or output (max_tokens, prefixes, pooling, normalize). Two encoders with equal ids give
     equal vectors.
@@ -447,13 +447,18 @@ def physical_cores() -> int:
     return max(1, len(cores))
 
 
-def _session(model: bytes, options: ort.SessionOptions, path: Path) -> ort.InferenceSession:
+def _session(
+    model: bytes, options: ort.SessionOptions, path: Path, *, unfused: Sequence[str] = ()
+) -> ort.InferenceSession:
+    """A CPU session on ``model``; ``unfused``: onnxruntime fusions to leave out at load."""
     import onnxruntime as ort
 
     if not model:
         raise ModelError(f"the model {path} is empty")
     try:
-        return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(
+            model, options, providers=["CPUExecutionProvider"], disabled_optimizers=list(unfused)
+        )
     except Exception as exc:  # NoSuchFile / InvalidProtobuf / InvalidArgument / Fail ...
         raise ModelError(f"cannot load the model {path}: {exc}") from exc
 
@@ -528,7 +533,7 @@ def _load_optimized(
 
     def open_candidate(data: bytes) -> None:
         chosen = lane_options if _max_batch_for(data) == 1 else options
-        sessions["optimized"] = _session(data, chosen, spec.onnx_path)
+        sessions["optimized"] = _session(data, chosen, spec.onnx_path, unfused=UNFUSED_AT_LOAD)
 
     def build() -> bytes:
         started = time.perf_counter()
