@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from kenning.chunking import chunk_source
-from kenning.chunking.model import Chunk
+from kenning.chunking.model import DECLARATION_KIND, Chunk
 
 
 def src(text: str) -> str:
@@ -50,14 +50,16 @@ RUST = src(
 def test_each_rust_trait_declaration_is_a_chunk_naming_its_trait() -> None:
     chunks = by_symbol(chunk_source("fs.rs", RUST, "rust").chunks)
     advise = chunks["FileExt.advise"]
-    assert (advise.start_line, advise.end_line, advise.kind) == (8, 8, "method")
+    assert (advise.start_line, advise.end_line, advise.kind) == (8, 8, DECLARATION_KIND)
     assert advise.header.splitlines() == ["file ext advise", "pub trait FileExt"]
     # The trait's opening lines lead into its first member, attribute and all; the default
     # method is a chunk as before.
     read_at = chunks["FileExt.read_at"]
-    assert (read_at.start_line, read_at.end_line) == (3, 6)
+    assert (read_at.start_line, read_at.end_line, read_at.kind) == (3, 6, DECLARATION_KIND)
     assert "pub trait FileExt {" in read_at.text
+    # A default method is defined in the trait: a method, not a declaration.
     assert chunks["FileExt.tell"].text.lstrip().startswith("fn tell")
+    assert chunks["FileExt.tell"].kind == "method"
 
 
 def test_a_trait_declaring_one_member_and_extern_blocks_stay_whole() -> None:
@@ -90,7 +92,7 @@ def test_typescript_interface_methods_are_chunks_and_class_overloads_stay_glued(
     )
     chunks = by_symbol(chunk_source("ajax.ts", text, "typescript").chunks)
     post = chunks["AjaxCreationMethod.post"]
-    assert (post.start_line, post.kind) == (3, "method")
+    assert (post.start_line, post.kind) == (3, DECLARATION_KIND)
     assert post.header.splitlines() == ["ajax creation method post", "interface AjaxCreationMethod"]
     assert "AjaxCreationMethod.get" in chunks
     # Overload signatures in a class are how its method is called: still one chunk with it.
@@ -110,7 +112,7 @@ def test_go_interface_methods_are_chunks() -> None:
         """
     )
     chunks = by_symbol(chunk_source("io.go", text, "go").chunks)
-    assert chunks["ReadCloser.Close"].start_line == 5
+    assert (chunks["ReadCloser.Close"].start_line, chunks["ReadCloser.Close"].kind) == (5, DECLARATION_KIND)
     assert chunks["ReadCloser.Close"].header.splitlines() == ["read closer close", "ReadCloser interface"]
     # The interface's opening line leads into its first method's chunk.
     assert (chunks["ReadCloser.Read"].start_line, chunks["ReadCloser.Read"].end_line) == (3, 4)

@@ -178,3 +178,67 @@ def test_a_query_of_names_counts_the_owners_words_as_spelled() -> None:
     assert exact - longer > s.name_boost(terms, "Rc.new") - s.name_boost(terms, "Rc.new_uninit")
     # Without the owner named, nothing changes.
     assert s.name_boost(terms, "Weak.new", named=True) == s.name_boost(terms, "Weak.new")
+
+
+@pytest.fixture(scope="module")
+def file_ext(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from kenning.embedding import Encoder
+
+    root = tmp_path_factory.mktemp("declarations")
+    wrappers = "\n\n".join(
+        f"    fn {name}(&self{args}) -> io::Result<{ret}> {{\n"
+        f"        self.as_inner().as_inner().{name}({call})\n    }}"
+        for name, args, ret, call in [
+            ("tell", "", "u64", ""),
+            ("advise", ", offset: u64, len: u64, advice: u8", "()", "offset, len, advice"),
+            ("allocate", ", offset: u64, len: u64", "()", "offset, len"),
+            ("fdstat_set_flags", ", flags: u16", "()", "flags"),
+            ("fdstat_set_rights", ", rights: u64, inheriting: u64", "()", "rights, inheriting"),
+            ("read_link", ", path: &Path", "PathBuf", "path"),
+        ]
+    )
+    (root / "fs.rs").write_text(
+        "use crate::io;\n\n"
+        "pub trait FileExt {\n"
+        "    fn tell(&self) -> io::Result<u64>;\n\n"
+        "    fn advise(&self, offset: u64, len: u64, advice: u8) -> io::Result<()>;\n\n"
+        "    fn allocate(&self, offset: u64, len: u64) -> io::Result<()>;\n}\n\n"
+        "pub trait Cursor {\n"
+        "    fn tell(&self) -> u64;\n\n"
+        "    fn rewind(&mut self);\n}\n\n"
+        # Too long for one chunk: split, each method a chunk under `impl FileExt for fs::File`.
+        f"impl FileExt for fs::File {{\n{wrappers}\n}}\n"
+    )
+    encoder = Encoder.load()
+    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
+        update(eng)
+        yield eng
+
+
+def test_a_declaration_knows_the_methods_that_implement_it(file_ext: Engine) -> None:
+    assert file_ext.db is not None
+    conn = file_ext.db.reader()
+    rows = file_ext.db.chunks_by_id([cid for (cid,) in conn.execute("SELECT id FROM chunks")], conn)
+    by_symbol = {row.symbol: row for row in rows.values()}
+    assert by_symbol["FileExt.tell"].kind == by_symbol["Cursor.tell"].kind == "declaration"
+    assert by_symbol["File.tell"].kind == "method"
+    found = s.implementations(rows.values())
+    # `impl FileExt for fs::File` implements FileExt's members; `Cursor.tell` shares the name
+    # only.
+    assert found == {
+        by_symbol[f"FileExt.{name}"].id: [by_symbol[f"File.{name}"].id]
+        for name in ("tell", "advise", "allocate")
+    }
+
+
+def test_a_sentence_finds_the_declaration_directly_above_its_implementation(file_ext: Engine) -> None:
+    for sentence in (
+        "Returns the current position within the file",
+        "Force the allocation of space in a file",
+    ):
+        symbols = [h.symbol for h in search(file_ext, SearchQuery(sentence, limit=10)).hits]
+        leaf = "tell" if "position" in sentence else "allocate"
+        assert symbols.index(f"FileExt.{leaf}") == symbols.index(f"File.{leaf}") - 1
+    # A query of names means that definition: the implementation keeps its place.
+    symbols = [h.symbol for h in search(file_ext, SearchQuery("File tell", limit=10)).hits]
+    assert symbols[0] == "File.tell"

@@ -43,7 +43,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #  8: rulers (`//=====…`) shortened in the model input (`indexer.chunks.embed_input`); a class
 #     body's windows name the one-line functions in them (defined, then `; declares`) and hold
 #     four at most; overloads next to each other are one chunk when they fit.
-CHUNKER_VERSION = 8
+#  9: a trait's or interface's member declaration chunk has kind `declaration` (search ranks
+#     it directly above its implementations for a sentence query); model inputs unchanged.
+CHUNKER_VERSION = 9
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ are one chunk when they fit: the short ones (``this(in, inf, 512)``) say what th
 next to the one they delegate to. The exception to one-liners in windows is
 a member declaration of a trait or interface (Rust ``fn read_at(…);``, a Go interface method, a
 TypeScript method signature): when the trait declares two or more, it is split even if it fits,
-and each declaration is a chunk with the trait named in its header. TypeScript
+and each declaration is a chunk with the trait named in its header, of kind ``declaration``
+(``model.DECLARATION_KIND``: search ranks it with the methods implementing it). TypeScript
 overload signatures belong to the implementation below them (one chunk: how it is called and
 what it does). Top-level windows holding only imports (and comments) get kind ``imports``, and
 comment-only windows before the first code (licence headers) kind ``preamble``, so search can
@@ -65,7 +66,7 @@ from kenning.chunking.grammars import (
 from kenning.chunking.header import name_line
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.macros import blank_macros
-from kenning.chunking.model import Symbol
+from kenning.chunking.model import DECLARATION_KIND, Symbol
 
 # C and C++: parsed with macro invocations blanked (``macros.py``); a ".h" falls back from C++
 # to C on the same blanked bytes.
@@ -546,7 +547,7 @@ class CodeChunker:
         if self.index.size(start, end) <= self.budget and not (
             splittable and sum(child.rule.declaration for child in unit.children) >= 2
         ):
-            self.out.append(_Out(start, end, unit.kind, unit.qualname, headers, _members(unit)))
+            self.out.append(_Out(start, end, _chunk_kind(unit), unit.qualname, headers, _members(unit)))
         elif splittable:
             self._emit_region(start, end, unit.children, unit, headers, depth + 1)
         else:
@@ -583,7 +584,7 @@ class CodeChunker:
                 # The crumb before it is part of its chunk now; when that crumb holds the
                 # owner's signature (`class A:`), the signature is in the text, not the header.
                 inner = headers if owner is not None and glued <= owner.def_line else member_headers
-                self.out.append(_Out(glued, end, child.kind, child.qualname, inner, _members(child)))
+                self.out.append(_Out(glued, end, _chunk_kind(child), child.qualname, inner, _members(child)))
             else:
                 self._emit_unit(child, start, end, merged, member_headers, depth)
             position = end + 1
@@ -662,6 +663,12 @@ class CodeChunker:
         self._mark_boilerplate()
         chunks = [(out.start, out.end, out.kind, out.symbol, _header(out)) for out in self.out]
         return chunks, self.symbols
+
+
+def _chunk_kind(unit: _Unit) -> str:
+    """A trait's or interface's member declaration is kind ``declaration`` (search ranks it
+    with the definitions that implement it); any other unit's chunk has the unit's kind."""
+    return DECLARATION_KIND if unit.rule.declaration else unit.kind
 
 
 def _members(

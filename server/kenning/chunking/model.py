@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The chunk kind of a trait's or interface's member declaration (Rust ``fn tell(&self) ->
+# io::Result<u64>;``, a Go interface method, a TypeScript method signature): search ranks it
+# together with the definitions that implement it.
+DECLARATION_KIND = "declaration"
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
@@ -17,7 +22,8 @@ class Chunk:
     end_line: int  # 1-based, inclusive
     text: str  # exactly "\n".join(lines[start_line - 1 : end_line])
     kind: str  # the definition's kind ("function", "method", "class", "struct", "impl", …);
-    # "section" for Markdown; "window" for lines outside any definition
+    # DECLARATION_KIND for a trait's or interface's member declaration; "section" for
+    # Markdown; "window" for lines outside any definition
     symbol: str | None  # qualified name of the own/enclosing definition, e.g. "A.run"
     header: str  # what locates it beyond `text`: its name in words, enclosing signatures
 

@@ -1,15 +1,19 @@
 """Fusing the two halves: weighted reciprocal rank fusion plus a boost for query words that
-name the chunk's definition; then hits, without duplicate texts or overlapping spans.
+name the chunk's definition; for a sentence, a trait's or interface's member declaration
+directly above its best-ranked implementation; then hits, without duplicate texts or
+overlapping spans.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 
 from kenning.chunking.header import listed_members
+from kenning.chunking.model import DECLARATION_KIND
 from kenning.engine import Engine
 from kenning.lexical import identifier_like, name_parts, query_terms
 from kenning.search import tuning
@@ -115,6 +119,39 @@ def chunk_boost(
     return boost
 
 
+_CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
+
+
+def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
+    """Among ``rows``, each trait or interface member declaration's implementations: the
+    methods of its name whose enclosing signature names its trait (``fn tell(&self) ->
+    io::Result<u64>;`` in ``trait FileExt`` ← ``fn tell`` in ``impl FileExt for File``)."""
+    by_leaf: dict[str, list[ChunkRow]] = {}
+    declarations: list[ChunkRow] = []
+    for row in rows:
+        if not row.symbol or "." not in row.symbol:
+            continue
+        if row.kind == DECLARATION_KIND:
+            declarations.append(row)
+        elif row.kind in _CALLABLE_KINDS:
+            by_leaf.setdefault(row.symbol.rsplit(".", 1)[1], []).append(row)
+    found: dict[int, list[int]] = {}
+    for declaration in declarations:
+        assert declaration.symbol is not None
+        owner, _, leaf = declaration.symbol.rpartition(".")
+        trait = owner.rsplit(".", 1)[-1]
+        named = re.compile(rf"(?<![\w$]){re.escape(trait)}(?![\w$])")
+        for row in by_leaf.get(leaf, ()):
+            assert row.symbol is not None
+            if row.symbol.rpartition(".")[0].rsplit(".", 1)[-1] == trait:
+                continue
+            # The enclosing signatures: the header's lines after the name line, or the text above
+            # the method's name when the container's opening line leads into its first member.
+            if named.search(row.header.partition("\n")[2]) or named.search(row.text[: row.text.find(leaf)]):
+                found.setdefault(declaration.id, []).append(row.id)
+    return found
+
+
 def fuse(
     engine: Engine,
     conn: sqlite3.Connection,
@@ -171,6 +208,15 @@ def fuse(
                 score += lexical_weight / (tuning.RRF_K + lexical_rank[cid])
             score += chunk_boost(term_set, row, owner_terms, inside=inside)
         scored.append((score, row))
+    if not inside and scored:
+        # A sentence says what an operation does, and a trait's declaration is where that is
+        # said (its doc comment, in documented code); an implementation is often a thin
+        # wrapper (`self.as_inner().tell()`) the model places as near. The declaration ranks
+        # directly above its best-ranked implementation among the candidates.
+        best = {row.id: score for score, row in scored}
+        for declaration, implementing in implementations(row for _, row in scored).items():
+            best[declaration] = max(best[declaration], max(best[i] for i in implementing) + 1e-9)
+        scored = [(best[row.id], row) for _, row in scored]
     scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].start_line))
     hits: list[Hit] = []
     seen_text: set[int] = set()
