@@ -18,9 +18,9 @@ alone took half the run time). The recipe (``RECIPE``):
    MatMulInteger/QAttention, which use the VNNI instructions.
 
 Measured on 2 cores (AVX-512 VNNI), side by side with the original on a shared, noisy
-machine: 2.1-3.5x the original's chunks/s (best runs: ~60 chunks/s at 256 tokens, ~135 at
-128); 23 MB on disk; RSS 137 MB after load, flat at 156 MB while embedding, against 266-361
-MB for the original; pooled vectors agree with the original at cosine 0.994 mean (0.98 min
+machine, run in two lanes (``encoder.py``): 3.2-5.9x the original's chunks/s (59.6-61.8
+chunks/s at 256 tokens, 123-148 at 128); 23 MB on disk; RSS ~130 MB after load, ~160 MB
+while embedding, against 266-361 MB for the original; pooled vectors agree with the original at cosine 0.994 mean (0.98 min
 on code, lower on near-empty texts). Steps 4 and 5 carry the gain: the quantizer alone gave
 1.3x, the IsNaN/Where guard kept it from more.
 
