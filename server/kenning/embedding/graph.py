@@ -20,9 +20,9 @@ alone took half the run time). The recipe (``RECIPE``):
 Measured on 2 cores (AVX-512 VNNI), side by side with the original on a shared, noisy
 machine, run in two lanes (``encoder.py``): 3.2-5.9x the original's chunks/s (59.6-61.8
 chunks/s at 256 tokens, 123-148 at 128); 23 MB on disk; RSS ~130 MB after load, ~160 MB
-while embedding, against 266-361 MB for the original; pooled vectors agree with the original at cosine 0.994 mean (0.98 min
-on code, lower on near-empty texts). Steps 4 and 5 carry the gain: the quantizer alone gave
-1.3x, the IsNaN/Where guard kept it from more.
+while embedding, against 266-361 MB for the original; pooled vectors agree with the original
+at cosine 0.994 mean (0.98 min on code, lower on near-empty texts). Steps 4 and 5 carry the
+gain: the quantizer alone gave 1.3x, the IsNaN/Where guard kept it from more.
 
 Every step is optional in the sense that a pattern that does not match is left alone; the
 caller validates the result against the original graph before using it. Building needs the
