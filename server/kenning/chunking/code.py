@@ -66,7 +66,7 @@ from kenning.chunking.grammars import (
 from kenning.chunking.header import name_line
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.macros import blank_macros
-from kenning.chunking.model import DECLARATION_KIND, Symbol
+from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, Symbol
 
 # C and C++: parsed with macro invocations blanked (``macros.py``); a ".h" falls back from C++
 # to C on the same blanked bytes.
@@ -320,7 +320,7 @@ class CodeChunker:
             # One-liners stay in the windows around them, but a trait's or interface's member
             # declarations are what a reader looks for in it: each is its own chunk.
             unit = chunk and not deep and (span_end > first_line or rule.declaration)
-            if not unit and not deep and name and parent is not None and kind in _CALLABLE_KINDS:
+            if not unit and not deep and name and parent is not None and kind in CALLABLE_KINDS:
                 declared = node.child_by_field_name("body") is None
                 self.leaves.append(
                     _Leaf(span.start_byte, span.end_byte, self._first_line(span), name, declared)
@@ -604,7 +604,7 @@ class CodeChunker:
             if grouped:
                 first_start, first_end, first_child, first_merged = grouped[-1]
                 if (
-                    child.kind in _CALLABLE_KINDS
+                    child.kind in CALLABLE_KINDS
                     and child.qualname is not None
                     and child.qualname == first_child.qualname
                     and all(index.is_blank(n) for n in range(first_end + 1, start))
@@ -713,7 +713,6 @@ class _Scope:
 
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
-_CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
 # The most one-line members (declarations, one-line definitions) a window of a class body holds.
 _WINDOW_MEMBERS = 4
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment"})

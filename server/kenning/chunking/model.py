@@ -13,6 +13,9 @@ from dataclasses import dataclass
 # together with the definitions that implement it.
 DECLARATION_KIND = "declaration"
 
+# The kinds of a definition that can be called (and so implemented, wrapped, overloaded).
+CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from kenning.chunking.header import listed_members
-from kenning.chunking.model import DECLARATION_KIND
+from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND
 from kenning.engine import Engine
 from kenning.lexical import identifier_like, name_parts, query_terms
 from kenning.search import tuning
@@ -119,9 +119,6 @@ def chunk_boost(
     return boost
 
 
-_CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
-
-
 def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
     """Among ``rows``, each trait or interface member declaration's implementations: the
     methods of its name whose enclosing signature names its trait (``fn tell(&self) ->
@@ -133,7 +130,7 @@ def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
             continue
         if row.kind == DECLARATION_KIND:
             declarations.append(row)
-        elif row.kind in _CALLABLE_KINDS:
+        elif row.kind in CALLABLE_KINDS:
             by_leaf.setdefault(row.symbol.rsplit(".", 1)[1], []).append(row)
     found: dict[int, list[int]] = {}
     for declaration in declarations:
@@ -213,10 +210,12 @@ def fuse(
         # said (its doc comment, in documented code); an implementation is often a thin
         # wrapper (`self.as_inner().tell()`) the model places as near. The declaration ranks
         # directly above its best-ranked implementation among the candidates.
-        best = {row.id: score for score, row in scored}
-        for declaration, implementing in implementations(row for _, row in scored).items():
-            best[declaration] = max(best[declaration], max(best[i] for i in implementing) + 1e-9)
-        scored = [(best[row.id], row) for _, row in scored]
+        found = implementations(row for _, row in scored)
+        if found:
+            best = {row.id: score for score, row in scored}
+            for declaration, implementing in found.items():
+                best[declaration] = max(best[declaration], max(best[i] for i in implementing) + 1e-9)
+            scored = [(best[row.id], row) for _, row in scored]
     scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].start_line))
     hits: list[Hit] = []
     seen_text: set[int] = set()
