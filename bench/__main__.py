@@ -506,6 +506,9 @@ class Runner:
             self.r["quality"] = q
             scores = quality.evaluate(engine, queries, ("lexical", "semantic", "hybrid"))
             q["optimized"] = {m: s.as_dict() for m, s in scores.items()}
+            with quality.query_adapter_off(engine):
+                scores = quality.evaluate(engine, queries, ("semantic", "hybrid"))
+            q["no query adapter"] = {m: s.as_dict() for m, s in scores.items()}
             q["variant_default"] = engine.encoder().variant
             if p.tune:
                 log("tuning fusion")

@@ -42,6 +42,7 @@ IDENT_SEED = 17
 SPLIT_SEED = 21
 QUERIES = 150
 NAIVE_LINES = 40
+KINDS = ("descriptive", "identifier")
 START = "<!-- bench:multilang:start -->"
 END = "<!-- bench:multilang:end -->"
 
@@ -152,6 +153,10 @@ class Lang:
                 for kind, qs in (("descriptive", self.desc), ("identifier", self.ident)):
                     scores = quality.evaluate(engine, qs, modes)
                     out.setdefault(name, {})[kind] = {m: s.as_dict() for m, s in scores.items()}
+                    if name == "kenning":  # the query adapter's A/B: the same store, queries unmapped
+                        with quality.query_adapter_off(engine):
+                            scores = quality.evaluate(engine, qs, ("hybrid",))
+                        out.setdefault("no_adapter", {})[kind] = scores["hybrid"].as_dict()
         return out
 
 
@@ -275,23 +280,26 @@ def markdown(r: dict[str, Any]) -> str:
         f" {SELECT_SEED}, budget {r['budget']:,} non-blank lines); descriptive queries = a doc"
         f" comment's first sentence minus the item's name (seed {DESC_SEED}), identifier queries ="
         f" the name, `Owner name` where the name alone is ambiguous (seed {IDENT_SEED}). MRR@10;"
-        f" naive = 40-line windows, same model input and hybrid search.",
+        f" naive = 40-line windows, same model input and hybrid search; no query adapter = kenning's"
+        f" own store searched with the model's own query vectors (server/kenning/embedding/adapter.py).",
         "",
-        "| language | files / chunks (naive) | queries d / i | descriptive hybrid | naive hybrid"
-        " | kenning semantic | identifier hybrid | naive hybrid |",
-        "|---|---|---|---|---|---|---|---|",
+        "| language | files / chunks (naive) | queries d / i | descriptive hybrid | no query adapter"
+        " | naive hybrid | kenning semantic | identifier hybrid | no query adapter | naive hybrid |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for lang, v in r["langs"].items():
         if "error" in v:
-            lines.append(f"| {label.get(lang, lang)} | {v['error']} | | | | | | |")
+            lines.append(f"| {label.get(lang, lang)} | {v['error']} | | | | | | | | |")
             continue
         k, n = v["kenning"], v["naive"]
+        off = {kind: f"{v['no_adapter'][kind]['mrr@10']:.3f}" if "no_adapter" in v else "–" for kind in KINDS}
         lines.append(
             f"| {label.get(lang, lang)} | {v['files']} / {v['chunks']['kenning']:,}"
             f" ({v['chunks']['naive']:,}) | {v['queries']['descriptive']} / {v['queries']['identifier']}"
-            f" | {k['descriptive']['hybrid']['mrr@10']:.3f} | {n['descriptive']['hybrid']['mrr@10']:.3f}"
-            f" | {k['descriptive']['semantic']['mrr@10']:.3f}"
-            f" | {k['identifier']['hybrid']['mrr@10']:.3f} | {n['identifier']['hybrid']['mrr@10']:.3f} |"
+            f" | {k['descriptive']['hybrid']['mrr@10']:.3f} | {off['descriptive']}"
+            f" | {n['descriptive']['hybrid']['mrr@10']:.3f} | {k['descriptive']['semantic']['mrr@10']:.3f}"
+            f" | {k['identifier']['hybrid']['mrr@10']:.3f} | {off['identifier']}"
+            f" | {n['identifier']['hybrid']['mrr@10']:.3f} |"
         )
     owners = [
         f"{label.get(lang, lang)} {v['owner_named']['named']}/{v['owner_named']['method_chunks']}"

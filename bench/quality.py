@@ -118,6 +118,20 @@ def open_engine(root: Path, store: Path, variant: str) -> Iterator[Any]:
         yield engine
 
 
+@contextlib.contextmanager
+def query_adapter_off(engine: Any) -> Iterator[None]:
+    """Queries get the model's own vectors meanwhile (the before of the adapter's A/B)."""
+    encoder = engine.encoder()
+    saved = getattr(encoder, "query_adapter", None)
+    if saved is not None:
+        encoder.query_adapter = None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            encoder.query_adapter = saved
+
+
 def evaluate(engine: Any, queries: Sequence[DocQuery], modes: Sequence[str]) -> dict[str, Scores]:
     from kenning.search import SearchQuery, search
 

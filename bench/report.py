@@ -1026,7 +1026,7 @@ def _quality_section(r: dict[str, Any]) -> list[str]:
     q = r.get("quality")
     if q:
         rows = []
-        for variant in ("optimized", "original"):
+        for variant in ("optimized", "no query adapter", "original"):
             for mode, s in q.get(variant, {}).items():
                 rows.append(
                     [

@@ -30,6 +30,12 @@ class Config:
     shared_cache_max: int | None = None
     # An index pack imported into the shared cache before embedding (again when the file changes).
     import_pack: str | None = None
+    # The model's query adapter (kenning.embedding.adapter); also off with KENNING_QUERY_ADAPTER=0.
+    query_adapter: bool = True
+
+    def query_adapter_on(self) -> bool:
+        env = os.environ.get("KENNING_QUERY_ADAPTER", "").strip().lower()
+        return self.query_adapter and env not in ("0", "off", "false", "no")
 
     def shared_cache_on(self) -> bool:
         env = os.environ.get("KENNING_SHARED_CACHE", "").strip().lower()

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from kenning.embedding.adapter import QueryAdapter, load_adapter
 from kenning.embedding.cache import load_or_build, read_failure, record_failure, sha256_hex
 from kenning.embedding.graph import RECIPE, UNFUSED_AT_LOAD, OptimizationError, optimize_graph
 from kenning.embedding.model import ModelError, ModelSpec, resolve_model
@@ -104,6 +105,7 @@ class Encoder:
     # 1 for a graph with dynamically quantised activations, see _max_batch_for
     lanes: int  # onnxruntime calls run side by side (each single-threaded when > 1)
     spec: ModelSpec
+    query_adapter: QueryAdapter | None  # applied to query vectors only (embedding/adapter.py)
 
     def __init__(
         self,
@@ -128,6 +130,7 @@ class Encoder:
         self.max_batch = max_batch
         self.lanes = max(1, lanes)
         self.model_id = model_id
+        self.query_adapter = None
         self._session = session
         self._tokenizer = tokenizer
         self._count_tokenizer = count_tokenizer
@@ -148,6 +151,7 @@ class Encoder:
         threads: int = 0,
         max_tokens: int | None = None,
         token_budget: int = 4096,
+        query_adapter: bool = True,
     ) -> Encoder:
         """Load ``model`` (None = the packaged all-MiniLM-L6-v2 int8).
 
@@ -158,6 +162,8 @@ class Encoder:
         runs that many single-threaded lanes, the original graph that many onnxruntime
         intra-op threads). ``max_tokens``: truncate here instead of at the model's maximum.
         ``token_budget``: at most this many (padded) tokens per onnxruntime call.
+        ``query_adapter``: map query vectors with the model's adapter when it has one fitted
+        for exactly this model file (False: queries get the model's own vectors).
         """
         if variant not in _VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(_VARIANTS)}, not {variant!r}")
@@ -200,13 +206,17 @@ class Encoder:
             encoder = _load_optimized(source, source_sha, spec, options, lane_options, make, variant)
         if encoder is None:
             encoder = make(_session(source, options, spec.onnx_path), ORIGINAL)
+        if query_adapter:
+            encoder.query_adapter = _adapter_for(spec, source_sha, encoder.dim)
         log.info(
-            "embedding model %s loaded (%s graph, %d dims, max %d tokens, %d lane(s)) in %.2f s",
+            "embedding model %s loaded (%s graph, %d dims, max %d tokens, %d lane(s), query adapter %s)"
+            " in %.2f s",
             encoder.model_id,
             encoder.variant,
             encoder.dim,
             limit,
             encoder.lanes,
+            "on" if encoder.query_adapter is not None else "off",
             time.perf_counter() - started,
         )
         return encoder
@@ -224,9 +234,12 @@ class Encoder:
         return self._embed(texts, self.spec.document_prefix, should_stop)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """The ``(dim,)`` float32 vector of one query; applies the query prefix."""
+        """The ``(dim,)`` float32 vector of one query; applies the query prefix, then the query
+        adapter when one is loaded."""
         vectors: np.ndarray = self._embed([text], self.spec.query_prefix, None)
         first: np.ndarray = vectors[0]
+        if self.query_adapter is not None:
+            return self.query_adapter.apply(first)
         return first
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
@@ -484,6 +497,29 @@ def _pick_output(session: ort.InferenceSession, path: Path) -> tuple[str, int]:
     if rank not in (2, 3):
         raise ModelError(f"the model {path}: output {chosen.name!r} has rank {rank}, not 2 or 3")
     return chosen.name, rank
+
+
+def _adapter_for(spec: ModelSpec, source_sha: str, dim: int) -> QueryAdapter | None:
+    """The spec's query adapter when it was fitted for this very model file, else None.
+
+    A broken adapter costs the queries its gain, never the model: it is logged and left out.
+    """
+    if spec.query_adapter is None:
+        return None
+    try:
+        adapter = load_adapter(spec.query_adapter, dim=dim)
+    except ModelError as exc:
+        log.warning("%s: queries use the model's own vectors", exc)
+        return None
+    if adapter.source_sha != source_sha:
+        log.info(
+            "query adapter %s was fitted for another model file (sha256 %s…, this one %s…): not used",
+            spec.query_adapter,
+            adapter.source_sha[:12],
+            source_sha[:12],
+        )
+        return None
+    return adapter
 
 
 def _model_id(spec: ModelSpec, source_sha: str, tag: str, max_tokens: int) -> str:

