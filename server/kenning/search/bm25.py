@@ -133,12 +133,12 @@ def known_forms(engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], 
 
 
 def rare_terms(engine: Engine, conn: sqlite3.Connection, terms: Sequence[str], total: int) -> set[str]:
-    """The terms in at most tuning.COMMON_TERM_SHARE of the chunks: a type named in nearly every
+    """The terms in at most tuning.OWNER_TERM_SHARE of the chunks: a type named in nearly every
     chunk (``Observable`` in RxJS) tells no owner apart. ``total``: the highest chunk id."""
     if total < tuning.COMMON_TERM_MIN_CHUNKS:
         return set(terms)
     assert engine.db is not None
-    common = int(tuning.COMMON_TERM_SHARE * total)
+    common = int(tuning.OWNER_TERM_SHARE * total)
     df = engine.searcher().doc_counts.of(engine.db, conn, terms, total, common + 1)
     return {t for t in terms if df[t] <= common}
 
