@@ -1026,11 +1026,12 @@ def _quality_section(r: dict[str, Any]) -> list[str]:
     q = r.get("quality")
     if q:
         rows = []
+        labels = {"original": "original, no query adapter", "no query adapter": "optimized, no query adapter"}
         for variant in ("optimized", "no query adapter", "original"):
             for mode, s in q.get(variant, {}).items():
                 rows.append(
                     [
-                        variant,
+                        labels.get(variant, variant),
                         mode,
                         f"{s['mrr@10']:.3f}",
                         f"{s['recall@1']:.3f}",
@@ -1050,7 +1051,7 @@ def _quality_section(r: dict[str, Any]) -> list[str]:
             parts += [
                 f"Gate: optimised graph {gate['speedup']:.2f}× the original's speed at 256 tokens; "
                 f"semantic MRR@10 {gate['delta_semantic']:+.3f}, hybrid "
-                f"{gate['delta_hybrid']:+.3f} against the original → "
+                f"{gate['delta_hybrid']:+.3f} against the original (both without the query adapter) → "
                 f"**{'passes' if gate['passes'] else 'fails'}** (needs faster and semantic "
                 "MRR@10 no more than 0.01 below).",
                 "",
