@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -151,3 +152,11 @@ def test_user_model_directory_adapter(
     assert broken.query_adapter is None
     assert "queries use the model's own vectors" in caplog.text
     np.testing.assert_allclose(broken.embed_query("open a file"), raw, atol=1e-6)
+
+
+def test_an_oversized_member_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "query-adapter.npz"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("w.npy", b"\0" * (4 * 4 * 8 + 4097))  # compresses to almost nothing
+    with pytest.raises(ModelError, match=r"w\.npy larger than a 4-dimension map"):
+        load_adapter(path, dim=4)

@@ -51,6 +51,16 @@ class QueryAdapter:
 
 def load_adapter(path: Path, *, dim: int) -> QueryAdapter:
     """Read and check an adapter file; :class:`ModelError` names the file and what is wrong."""
+    # Sizes first, from the zip's directory: a member that would unpack to more than a
+    # float64 dim x dim matrix is refused before anything is read.
+    limit = dim * dim * 8 + 4096
+    try:
+        with zipfile.ZipFile(path) as archive:
+            oversized = [i.filename for i in archive.infolist() if i.file_size > limit]
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ModelError(f"query adapter {path} cannot be read: {exc}") from exc
+    if oversized:
+        raise ModelError(f"query adapter {path}: {', '.join(oversized)} larger than a {dim}-dimension map")
     try:
         with np.load(path, allow_pickle=False) as data:
             missing = [key for key in ("w", "b", "source_sha") if key not in data.files]
