@@ -34,12 +34,10 @@ class Config:
     query_adapter: bool = True
 
     def query_adapter_on(self) -> bool:
-        env = os.environ.get("KENNING_QUERY_ADAPTER", "").strip().lower()
-        return self.query_adapter and env not in ("0", "off", "false", "no")
+        return self.query_adapter and not _switched_off("KENNING_QUERY_ADAPTER")
 
     def shared_cache_on(self) -> bool:
-        env = os.environ.get("KENNING_SHARED_CACHE", "").strip().lower()
-        return self.shared_cache and env not in ("0", "off", "false", "no")
+        return self.shared_cache and not _switched_off("KENNING_SHARED_CACHE")
 
     def store_dir(self, root: Path) -> Path:
         if self.store is not None:
@@ -49,3 +47,8 @@ class Config:
             p = Path(env).expanduser()
             return p if p.is_absolute() else root / p
         return root / STORE_DIRNAME
+
+
+def _switched_off(variable: str) -> bool:
+    """Whether the environment turns a feature off (``0``, ``off``, ``false`` or ``no``)."""
+    return os.environ.get(variable, "").strip().lower() in ("0", "off", "false", "no")

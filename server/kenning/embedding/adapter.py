@@ -33,11 +33,6 @@ class QueryAdapter:
     weight: np.ndarray  # (dim, dim) float32
     bias: np.ndarray  # (dim,) float32
     source_sha: str  # the model file it was fitted for
-    path: Path
-
-    @property
-    def dim(self) -> int:
-        return int(self.bias.shape[0])
 
     def apply(self, vector: np.ndarray) -> np.ndarray:
         """``normalise(W v + b)`` as float32; a map that collapses ``v`` leaves it as it was."""
@@ -79,4 +74,4 @@ def load_adapter(path: Path, *, dim: int) -> QueryAdapter:
         )
     if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
         raise ModelError(f"query adapter {path}: holds values that are not finite")
-    return QueryAdapter(weight, bias, source_sha, path)
+    return QueryAdapter(weight, bias, source_sha)
