@@ -42,6 +42,7 @@ import numpy as np
 
 from bench import mlcorpus, quality
 from bench.corpus import DocQuery, docstring_queries
+from kenning.indexer.chunks import embed_input
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = 5
@@ -262,18 +263,22 @@ def fetch_sources(src: Path) -> None:
 
 def _positives(
     engine: Any, queries: list[DocQuery]
-) -> tuple[list[str], np.ndarray, list[list[int]], np.ndarray]:
-    """Query texts and vectors (the model's own), their positive chunks, and every chunk vector."""
+) -> tuple[list[str], np.ndarray, list[list[int]], np.ndarray, list[str]]:
+    """Query texts and vectors (the model's own), their positive chunks, every chunk vector and
+    every chunk's model input (what ``bench.layer_patch`` trains on)."""
     conn = engine.db.reader()
     rows = conn.execute(
-        "SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id"
+        "SELECT c.id, f.path, c.start_line, c.end_line, c.header, c.text"
+        " FROM chunks c JOIN files f ON f.id = c.file_id"
     ).fetchall()
     ids, vectors = engine.db.vectors_for([r[0] for r in rows], conn)
     where = {r[0]: r[1:] for r in rows}
     by_path: dict[str, list[tuple[int, int, int]]] = {}
+    inputs: list[str] = []
     for row, chunk_id in enumerate(ids):
-        path, start, end = where[chunk_id]
+        path, start, end, header, text = where[chunk_id]
         by_path.setdefault(path, []).append((row, start, end))
+        inputs.append(embed_input(path, header, text))
     encoder = engine.encoder()
     texts: list[str] = []
     qvecs: list[np.ndarray] = []
@@ -292,7 +297,7 @@ def _positives(
             qvecs.append(encoder.embed_query(q.query))
             positives.append(hits)
     dim = vectors.shape[1] if len(vectors) else 0
-    return texts, np.array(qvecs, dtype=np.float32).reshape(-1, dim), positives, vectors
+    return texts, np.array(qvecs, dtype=np.float32).reshape(-1, dim), positives, vectors, inputs
 
 
 def library_pairs(lang: str, name: str, root: Path, budget: int, work: Path, out: Path) -> None:
@@ -309,14 +314,16 @@ def library_pairs(lang: str, name: str, root: Path, budget: int, work: Path, out
     identifier = mlcorpus.identifier_queries(prep.identifiers, 1_000_000, seed=17, indexed=indexed)
     built = quality.build_index(work / "ws", work / "store", "auto", None)
     with quality.open_engine(work / "ws", work / "store", "auto") as engine:
-        dt, dq, dp, chunks = _positives(engine, descriptive)
-        it, iq, ip, _ = _positives(engine, identifier)
+        dt, dq, dp, chunks, inputs = _positives(engine, descriptive)
+        it, iq, ip, _, _ = _positives(engine, identifier)
     log(f"{name} ({lang}): {len(prep.files)} files, {built['chunks']} chunks, {len(dt)} + {len(it)} queries")
     np.savez_compressed(
         out,
         lang=lang,
         chunks=chunks.astype(np.float16),
         queries=np.concatenate([dq, iq]),
+        chunk_texts=np.array(inputs, dtype=str),
+        query_texts=np.array(dt + it, dtype=str),
         kinds=np.array(["d"] * len(dt) + ["i"] * len(it)),
         positive_rows=np.concatenate([np.array(p, dtype=np.int32) for p in dp + ip]),
         positive_counts=np.array([len(p) for p in dp + ip], dtype=np.int32),
@@ -388,9 +395,13 @@ def fit(workdir: Path, out: Path) -> None:
             log(f"seed {seed} epoch {epoch}: loss {total / len(batches):.4f}")
         weights.append(w.detach().clone())
         biases.append(b.detach().clone())
+    from kenning.embedding.encoder import patched_model
     from kenning.embedding.model import resolve_model
 
-    source_sha = hashlib.sha256(resolve_model(None).onnx_path.read_bytes()).hexdigest()
+    # The file the queries were embedded with: the packaged one with its code-tuned layer.
+    spec = resolve_model(None)
+    source, _ = patched_model(spec.onnx_path.read_bytes(), spec)
+    source_sha = hashlib.sha256(source).hexdigest()
     np.savez_compressed(
         out,
         w=torch.stack(weights).mean(0).numpy().astype(np.float16),

@@ -33,8 +33,15 @@ class Config:
     # The model's query adapter (kenning.embedding.adapter); also off with KENNING_QUERY_ADAPTER=0.
     query_adapter: bool = True
 
+    # The packaged model's code-tuned last layer (kenning.embedding.layer_patch); also off with
+    # KENNING_CODE_LAYER=0 (the model's own weights: another model id, so stores re-embed).
+    code_layer: bool = True
+
     def query_adapter_on(self) -> bool:
         return self.query_adapter and not _switched_off("KENNING_QUERY_ADAPTER")
+
+    def code_layer_on(self) -> bool:
+        return self.code_layer and not _switched_off("KENNING_CODE_LAYER")
 
     def shared_cache_on(self) -> bool:
         return self.shared_cache and not _switched_off("KENNING_SHARED_CACHE")

@@ -64,6 +64,15 @@ QUERIES = {
 }
 
 
+def packaged_source() -> bytes:
+    """The bytes the default encoder runs: the packaged model file with its code-tuned layer."""
+    from kenning.embedding.encoder import patched_model
+
+    spec = resolve_model(None)
+    source, _ = patched_model(spec.onnx_path.read_bytes(), spec)
+    return source
+
+
 @pytest.fixture(scope="package")
 def cache_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("kenning-cache")

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kenning.embedding import Encoder, ModelError, resolve_model
+from kenning.embedding import Encoder, ModelError
 from kenning.embedding.cache import sha256_hex
 
-from .conftest import CODE, QUERIES, cosines, varied_texts
+from .conftest import CODE, QUERIES, cosines, packaged_source, varied_texts
 
 
 def test_optimized_agrees_with_original(original: Encoder, optimized: Encoder) -> None:
@@ -111,7 +111,7 @@ def test_cached_graph_that_does_not_load_is_rebuilt(
     fresh_cache: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Garbage with a matching sidecar passes the hash check; loading it must catch it.
-    sha16 = sha256_hex(resolve_model(None).onnx_path.read_bytes())[:16]
+    sha16 = sha256_hex(packaged_source())[:16]
     models = fresh_cache / "models"
     models.mkdir(parents=True)
     path = models / f"{sha16}-optimized-v2.onnx"

@@ -12,8 +12,9 @@ import pytest
 
 from kenning.embedding import DEFAULT_MODEL_ID, Encoder, resolve_model
 from kenning.embedding.cache import sha256_hex
+from kenning.embedding.model import LAYER_PATCH_SUFFIX
 
-from .conftest import CODE
+from .conftest import CODE, packaged_source
 
 
 def test_default_model_resolves_to_packaged_files() -> None:
@@ -55,9 +56,10 @@ def test_vectors_are_384_dim_float32_and_normalised(original: Encoder, optimized
 
 
 def test_model_ids_name_model_source_and_variant(original: Encoder, optimized: Encoder) -> None:
-    sha16 = sha256_hex(resolve_model(None).onnx_path.read_bytes())[:16]
-    assert original.model_id.startswith(f"{DEFAULT_MODEL_ID}:{sha16}:original:")
-    assert optimized.model_id.startswith(f"{DEFAULT_MODEL_ID}:{sha16}:optimized-v2:")
+    sha16 = sha256_hex(packaged_source())[:16]
+    name = DEFAULT_MODEL_ID + LAYER_PATCH_SUFFIX  # the packaged file with its code-tuned layer
+    assert original.model_id.startswith(f"{name}:{sha16}:original:")
+    assert optimized.model_id.startswith(f"{name}:{sha16}:optimized-v2:")
     assert original.variant == "original" and optimized.variant == "optimized"
     assert original.max_tokens == optimized.max_tokens == 256
     # The inputs digest follows the truncation limit: other limit, other vectors, other id.

@@ -1,7 +1,9 @@
-"""The query adapter: a linear map on query vectors, fitted for the packaged model file only.
+"""The query adapter: a linear map on query vectors, fitted for one model file only.
 
 The real packaged model and the real shipped adapter throughout; the faults are files written
-here (a broken or foreign adapter in a user's model directory).
+here (a broken or foreign adapter in a user's model directory). The shipped adapter was fitted
+for the packaged file's own weights, so these tests load the model without its code-tuned layer
+(``KENNING_CODE_LAYER=0``); with the layer the file is another one and the adapter is left out.
 """
 
 from __future__ import annotations
@@ -22,12 +24,12 @@ from tests.embedding.conftest import CODE, QUERIES
 
 @pytest.fixture(scope="module")
 def adapted(cache_root: Path) -> Encoder:
-    return Encoder.load(variant="optimized", threads=2)
+    return Encoder.load(variant="optimized", threads=2, layer_patch=False)
 
 
 @pytest.fixture(scope="module")
 def unadapted(cache_root: Path) -> Encoder:
-    return Encoder.load(variant="optimized", threads=2, query_adapter=False)
+    return Encoder.load(variant="optimized", threads=2, query_adapter=False, layer_patch=False)
 
 
 def _save(path: Path, **arrays: np.ndarray) -> Path:
@@ -43,6 +45,15 @@ def test_packaged_adapter_fits_the_packaged_model(adapted: Encoder) -> None:
     assert adapter is not None
     assert adapter.source_sha == hashlib.sha256(spec.onnx_path.read_bytes()).hexdigest()
     assert adapter.weight.shape == (adapted.dim, adapted.dim) and adapter.bias.shape == (adapted.dim,)
+
+
+def test_an_adapter_for_the_plain_file_is_left_out_of_the_tuned_model(
+    cache_root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="kenning.embedding.encoder"):
+        tuned = Encoder.load(variant="optimized", threads=2)
+    assert tuned.query_adapter is None
+    assert "fitted for another model file" in caplog.text
 
 
 def test_queries_are_mapped_and_documents_are_not(adapted: Encoder, unadapted: Encoder) -> None:
@@ -82,8 +93,8 @@ def test_config_and_environment_turn_it_off(monkeypatch: pytest.MonkeyPatch) -> 
 def test_engine_loads_the_model_with_the_configured_adapter(cache_root: Path) -> None:
     from kenning.engine.model import default_encoder_factory
 
-    on = default_encoder_factory(Config(embed_threads=1))
-    off = default_encoder_factory(Config(embed_threads=1, query_adapter=False))
+    on = default_encoder_factory(Config(embed_threads=1, code_layer=False))
+    off = default_encoder_factory(Config(embed_threads=1, code_layer=False, query_adapter=False))
     assert isinstance(on, Encoder) and isinstance(off, Encoder)
     assert on.query_adapter is not None and off.query_adapter is None
 

@@ -21,6 +21,7 @@ once in ``load`` and only read afterwards (``enable_truncation`` mutates a token
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -37,13 +38,14 @@ import numpy as np
 from kenning.embedding.adapter import QueryAdapter, load_adapter
 from kenning.embedding.cache import load_or_build, read_failure, record_failure, sha256_hex
 from kenning.embedding.graph import RECIPE, UNFUSED_AT_LOAD, OptimizationError, optimize_graph
-from kenning.embedding.model import ModelError, ModelSpec, resolve_model
+from kenning.embedding.layer_patch import apply_patch
+from kenning.embedding.model import LAYER_PATCH_SUFFIX, ModelError, ModelSpec, resolve_model
 
 if TYPE_CHECKING:
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-__all__ = ["EmbeddingCancelled", "Encoder", "Variant"]
+__all__ = ["EmbeddingCancelled", "Encoder", "Variant", "patched_model"]
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +154,7 @@ class Encoder:
         max_tokens: int | None = None,
         token_budget: int = 4096,
         query_adapter: bool = True,
+        layer_patch: bool = True,
     ) -> Encoder:
         """Load ``model`` (None = the packaged all-MiniLM-L6-v2 int8).
 
@@ -164,6 +167,9 @@ class Encoder:
         ``token_budget``: at most this many (padded) tokens per onnxruntime call.
         ``query_adapter``: map query vectors with the model's adapter when it has one fitted
         for exactly this model file (False: queries get the model's own vectors).
+        ``layer_patch``: apply the model's code-tuned layer when it has one made for exactly
+        this model file (False: the file's own weights; another model id, so a store made
+        with the other weights re-embeds).
         """
         if variant not in _VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(_VARIANTS)}, not {variant!r}")
@@ -180,6 +186,8 @@ class Encoder:
             source = spec.onnx_path.read_bytes()
         except OSError as exc:
             raise ModelError(f"cannot read the model {spec.onnx_path}: {exc}") from exc
+        if layer_patch:
+            source, spec = patched_model(source, spec)
         tokenizer = _load_tokenizer(spec.tokenizer_path, truncate_at=limit)
         pad_id = _pad_id(tokenizer)
         options = _session_options(threads)
@@ -497,6 +505,26 @@ def _pick_output(session: ort.InferenceSession, path: Path) -> tuple[str, int]:
     if rank not in (2, 3):
         raise ModelError(f"the model {path}: output {chosen.name!r} has rank {rank}, not 2 or 3")
     return chosen.name, rank
+
+
+def patched_model(source: bytes, spec: ModelSpec) -> tuple[bytes, ModelSpec]:
+    """The model file with the spec's layer patch applied, and the spec renamed to say so; the
+    file as it is when there is no patch, or one made for another file, or a broken one (that
+    costs the patch's gain, never the model: it is logged and left out)."""
+    if spec.layer_patch is None:
+        return source, spec
+    try:
+        patched = apply_patch(source, spec.layer_patch)
+    except ModelError as exc:
+        log.warning("%s: the model runs with its own weights", exc)
+        return source, spec
+    except ImportError as exc:  # onnx is a dependency; a broken install still gets a model
+        log.warning("cannot apply the layer patch (%s): the model runs with its own weights", exc)
+        return source, spec
+    if patched is None:
+        log.info("layer patch %s was made for another model file: not used", spec.layer_patch)
+        return source, spec
+    return patched, dataclasses.replace(spec, id=spec.id + LAYER_PATCH_SUFFIX)
 
 
 def _adapter_for(spec: ModelSpec, source_sha: str, dim: int) -> QueryAdapter | None:

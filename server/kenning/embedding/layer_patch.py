@@ -1,0 +1,100 @@
+"""The code-tuned layer: new weights for the packaged model's last transformer layer.
+
+Owns :func:`load_patch` and :func:`apply_patch`.
+
+all-MiniLM-L6-v2 learned sentences, not code. Its last layer (of six) was fine-tuned on
+doc-comment sentences, names and the code they describe from libraries that are in no benchmark
+(``python -m bench.layer_patch``): queries and chunks both pass through it, so a sentence about
+code lands nearer the code. Only that layer's weights change, so the patch is small (1.8 MB:
+int8 matrices with per-column scales, as the packaged file stores them, and fp32 biases and
+layer norms) and is applied to the packaged file when the model loads; the patched graph then
+goes through the usual optimisation and its own cache entry.
+
+The file is ``.npz`` (read with ``allow_pickle=False``): ``source_sha``, the SHA-256 of the
+ONNX file it patches, and one array per replaced initializer, named as in that file. It applies
+only to that file, and only when every array matches its initializer's shape and type: for any
+other model it is left out, never misapplied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kenning.embedding.model import ModelError
+
+if TYPE_CHECKING:
+    import onnx
+
+__all__ = ["MAX_PATCH_BYTES", "apply_patch", "load_patch"]
+
+#: No member of a patch file may unpack to more than this: the layer's biggest matrix is
+#: 384 x 1536 int8 (590 KB). A bigger member is refused before it is read.
+MAX_PATCH_BYTES = 8 * 1024 * 1024
+_SOURCE_KEY = "source_sha"
+
+
+def load_patch(path: Path) -> tuple[str, dict[str, np.ndarray]]:
+    """``(source_sha, {initializer name: array})`` of a patch file; :class:`ModelError` names
+    the file and what is wrong with it."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            oversized = [i.filename for i in archive.infolist() if i.file_size > MAX_PATCH_BYTES]
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ModelError(f"layer patch {path} cannot be read: {exc}") from exc
+    if oversized:
+        raise ModelError(f"layer patch {path}: {', '.join(oversized)} larger than {MAX_PATCH_BYTES} bytes")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if _SOURCE_KEY not in data.files:
+                raise ModelError(f"layer patch {path}: missing {_SOURCE_KEY}")
+            source_sha = str(data[_SOURCE_KEY])
+            arrays = {name: np.asarray(data[name]) for name in data.files if name != _SOURCE_KEY}
+    except ModelError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise ModelError(f"layer patch {path} cannot be read: {exc}") from exc
+    if not arrays:
+        raise ModelError(f"layer patch {path}: holds no weights")
+    for name, array in arrays.items():
+        if array.dtype.kind == "f" and not np.isfinite(array).all():
+            raise ModelError(f"layer patch {path}: {name} holds values that are not finite")
+    return source_sha, arrays
+
+
+def apply_patch(source: bytes, path: Path) -> bytes | None:
+    """``source`` (an ONNX file's bytes) with the patch's initializers replaced, or None when
+    the patch was made for another file. :class:`ModelError` when the patch is unreadable or
+    does not fit the graph (a name it lacks, another shape or type)."""
+    source_sha, arrays = load_patch(path)
+    if hashlib.sha256(source).hexdigest() != source_sha:
+        return None
+    import onnx
+    from onnx import numpy_helper
+
+    try:
+        model = onnx.load_from_string(source)
+    except Exception as exc:  # onnx raises DecodeError and others for a bad file
+        raise ModelError(f"cannot read the model to patch: {exc}") from exc
+    slots = _initializers(model)
+    for name, array in arrays.items():
+        slot = slots.get(name)
+        if slot is None:
+            raise ModelError(f"layer patch {path}: the model has no initializer {name}")
+        old = numpy_helper.to_array(slot)
+        if old.shape != array.shape or old.dtype != array.dtype:
+            raise ModelError(
+                f"layer patch {path}: {name} is {array.dtype} {array.shape}, "
+                f"the model's is {old.dtype} {old.shape}"
+            )
+        slot.CopyFrom(numpy_helper.from_array(array, name))
+    patched: bytes = model.SerializeToString()
+    return patched
+
+
+def _initializers(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
+    return {tensor.name: tensor for tensor in model.graph.initializer}
