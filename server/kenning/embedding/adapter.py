@@ -17,13 +17,13 @@ for any other it is ignored, never misapplied.
 
 from __future__ import annotations
 
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from kenning.embedding.model import ModelError
+from kenning.embedding.npzfile import read_npz
 
 __all__ = ["QueryAdapter", "load_adapter"]
 
@@ -46,28 +46,18 @@ class QueryAdapter:
 
 def load_adapter(path: Path, *, dim: int) -> QueryAdapter:
     """Read and check an adapter file; :class:`ModelError` names the file and what is wrong."""
-    # Sizes first, from the zip's directory: a member that would unpack to more than a
-    # float64 dim x dim matrix is refused before anything is read.
-    limit = dim * dim * 8 + 4096
+    # A member bigger than a float64 dim x dim matrix is refused before anything is read.
+    limit, words = dim * dim * 8 + 4096, f"a {dim}-dimension map"
+    arrays = read_npz(path, label="query adapter", max_member_bytes=limit, limit_words=words)
+    missing = [key for key in ("w", "b", "source_sha") if key not in arrays]
+    if missing:
+        raise ModelError(f"query adapter {path}: missing {', '.join(missing)}")
     try:
-        with zipfile.ZipFile(path) as archive:
-            oversized = [i.filename for i in archive.infolist() if i.file_size > limit]
-    except (OSError, zipfile.BadZipFile) as exc:
+        weight = arrays["w"].astype(np.float32)
+        bias = arrays["b"].astype(np.float32)
+    except (TypeError, ValueError) as exc:
         raise ModelError(f"query adapter {path} cannot be read: {exc}") from exc
-    if oversized:
-        raise ModelError(f"query adapter {path}: {', '.join(oversized)} larger than a {dim}-dimension map")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            missing = [key for key in ("w", "b", "source_sha") if key not in data.files]
-            if missing:
-                raise ModelError(f"query adapter {path}: missing {', '.join(missing)}")
-            weight = np.asarray(data["w"], dtype=np.float32)
-            bias = np.asarray(data["b"], dtype=np.float32)
-            source_sha = str(data["source_sha"])
-    except ModelError:
-        raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ModelError(f"query adapter {path} cannot be read: {exc}") from exc
+    source_sha = str(arrays["source_sha"])
     if weight.shape != (dim, dim) or bias.shape != (dim,):
         raise ModelError(
             f"query adapter {path}: w {weight.shape} and b {bias.shape} do not fit a {dim}-dimension model"

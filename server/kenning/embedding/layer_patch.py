@@ -19,13 +19,13 @@ other model it is left out, never misapplied.
 from __future__ import annotations
 
 import hashlib
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kenning.embedding.model import ModelError
+from kenning.embedding.npzfile import read_npz
 
 if TYPE_CHECKING:
     import onnx
@@ -41,23 +41,12 @@ _SOURCE_KEY = "source_sha"
 def load_patch(path: Path) -> tuple[str, dict[str, np.ndarray]]:
     """``(source_sha, {initializer name: array})`` of a patch file; :class:`ModelError` names
     the file and what is wrong with it."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            oversized = [i.filename for i in archive.infolist() if i.file_size > MAX_PATCH_BYTES]
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise ModelError(f"layer patch {path} cannot be read: {exc}") from exc
-    if oversized:
-        raise ModelError(f"layer patch {path}: {', '.join(oversized)} larger than {MAX_PATCH_BYTES} bytes")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if _SOURCE_KEY not in data.files:
-                raise ModelError(f"layer patch {path}: missing {_SOURCE_KEY}")
-            source_sha = str(data[_SOURCE_KEY])
-            arrays = {name: np.asarray(data[name]) for name in data.files if name != _SOURCE_KEY}
-    except ModelError:
-        raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ModelError(f"layer patch {path} cannot be read: {exc}") from exc
+    arrays = read_npz(
+        path, label="layer patch", max_member_bytes=MAX_PATCH_BYTES, limit_words=f"{MAX_PATCH_BYTES} bytes"
+    )
+    if _SOURCE_KEY not in arrays:
+        raise ModelError(f"layer patch {path}: missing {_SOURCE_KEY}")
+    source_sha = str(arrays.pop(_SOURCE_KEY))
     if not arrays:
         raise ModelError(f"layer patch {path}: holds no weights")
     for name, array in arrays.items():
