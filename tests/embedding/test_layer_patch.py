@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -162,3 +164,14 @@ def test_files_that_are_no_patch_are_refused(tmp_path: Path) -> None:
         archive.writestr("w.npy", b"\0" * (MAX_PATCH_BYTES + 1))  # compresses to almost nothing
     with pytest.raises(ModelError, match=r"w\.npy larger than"):
         load_patch(oversized)
+
+
+def test_later_starts_read_the_patched_file_back(tuned: Encoder) -> None:
+    # `tuned` patched the file and cached it; a new process where onnx cannot even be imported
+    # (its import alone takes a second of every start) still runs the tuned model.
+    code = (
+        "import sys\nsys.modules['onnx'] = None\nfrom kenning.embedding import Encoder\n"
+        "print(Encoder.load(variant='optimized', threads=1).model_id)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == tuned.model_id

@@ -38,7 +38,7 @@ import numpy as np
 from kenning.embedding.adapter import QueryAdapter, load_adapter
 from kenning.embedding.cache import load_or_build, read_failure, record_failure, sha256_hex
 from kenning.embedding.graph import RECIPE, UNFUSED_AT_LOAD, OptimizationError, optimize_graph
-from kenning.embedding.layer_patch import apply_patch
+from kenning.embedding.layer_patch import load_patch, replace_initializers
 from kenning.embedding.model import LAYER_PATCH_SUFFIX, ModelError, ModelSpec, resolve_model
 
 if TYPE_CHECKING:
@@ -513,16 +513,21 @@ def patched_model(source: bytes, spec: ModelSpec) -> tuple[bytes, ModelSpec]:
     costs the patch's gain, never the model: it is logged and left out)."""
     if spec.layer_patch is None:
         return source, spec
+    path = spec.layer_patch
     try:
-        patched = apply_patch(source, spec.layer_patch)
+        made_for, arrays = load_patch(path)
+        if made_for != sha256_hex(source):
+            log.info("layer patch %s was made for another model file: not used", path)
+            return source, spec
+        # Patching needs onnx, whose import alone takes a second; the patched file is cached
+        # beside the optimised graphs, keyed by both files, and read back on later starts.
+        key = f"{made_for[:16]}-patched-{sha256_hex(path.read_bytes())[:16]}"
+        patched = load_or_build(key, lambda: replace_initializers(source, arrays, path))
     except ModelError as exc:
         log.warning("%s: the model runs with its own weights", exc)
         return source, spec
-    except ImportError as exc:  # onnx is a dependency; a broken install still gets a model
-        log.warning("cannot apply the layer patch (%s): the model runs with its own weights", exc)
-        return source, spec
-    if patched is None:
-        log.info("layer patch %s was made for another model file: not used", spec.layer_patch)
+    except (ImportError, OSError) as exc:  # onnx is a dependency; a broken install still runs
+        log.warning("cannot apply the layer patch %s (%s): the model runs with its own weights", path, exc)
         return source, spec
     return patched, dataclasses.replace(spec, id=spec.id + LAYER_PATCH_SUFFIX)
 

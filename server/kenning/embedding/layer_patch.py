@@ -30,7 +30,7 @@ from kenning.embedding.npzfile import read_npz
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["MAX_PATCH_BYTES", "apply_patch", "load_patch"]
+__all__ = ["MAX_PATCH_BYTES", "apply_patch", "load_patch", "replace_initializers"]
 
 #: No member of a patch file may unpack to more than this: the layer's biggest matrix is
 #: 384 x 1536 int8 (590 KB). A bigger member is refused before it is read.
@@ -62,6 +62,12 @@ def apply_patch(source: bytes, path: Path) -> bytes | None:
     source_sha, arrays = load_patch(path)
     if hashlib.sha256(source).hexdigest() != source_sha:
         return None
+    return replace_initializers(source, arrays, path)
+
+
+def replace_initializers(source: bytes, arrays: dict[str, np.ndarray], path: Path) -> bytes:
+    """``source`` with each named initializer replaced by its array (``path`` names the patch in
+    errors). Needs the onnx package."""
     import onnx
     from onnx import numpy_helper
 
