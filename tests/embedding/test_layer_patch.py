@@ -128,7 +128,12 @@ def test_foreign_patch_is_left_out(tmp_path: Path, source: bytes, caplog: pytest
     ],
 )
 def test_bad_patches_are_named_and_the_model_still_loads(
-    tmp_path: Path, source: bytes, caplog: pytest.LogCaptureFixture, change: str, message: str
+    tmp_path: Path,
+    source: bytes,
+    caplog: pytest.LogCaptureFixture,
+    cache_root: Path,  # patched_model's build lock goes to the test's cache, not the user's
+    change: str,
+    message: str,
 ) -> None:
     name, matrix = _first_matrix(source)
     sha = np.array(hashlib.sha256(source).hexdigest())

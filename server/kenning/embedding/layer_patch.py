@@ -1,14 +1,15 @@
 """The code-tuned layer: new weights for the packaged model's last transformer layer.
 
-Owns :func:`load_patch` and :func:`apply_patch`.
+Owns :func:`load_patch`, :func:`replace_initializers` and :func:`apply_patch` (the two in turn).
 
 all-MiniLM-L6-v2 learned sentences, not code. Its last layer (of six) was fine-tuned on
 doc-comment sentences, names and the code they describe from libraries that are in no benchmark
 (``python -m bench.layer_patch``): queries and chunks both pass through it, so a sentence about
-code lands nearer the code. Only that layer's weights change, so the patch is small (1.8 MB:
+code lands nearer the code. Only that layer's weights change, so the patch is small (1.6 MB:
 int8 matrices with per-column scales, as the packaged file stores them, and fp32 biases and
-layer norms) and is applied to the packaged file when the model loads; the patched graph then
-goes through the usual optimisation and its own cache entry.
+layer norms) and is applied to the packaged file when the model loads (the encoder caches the
+patched file, so only a first start needs onnx); the patched graph then goes through the usual
+optimisation and its own cache entry.
 
 The file is ``.npz`` (read with ``allow_pickle=False``): ``source_sha``, the SHA-256 of the
 ONNX file it patches, and one array per replaced initializer, named as in that file. It applies
@@ -18,12 +19,12 @@ other model it is left out, never misapplied.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kenning.embedding.cache import sha256_hex
 from kenning.embedding.model import ModelError
 from kenning.embedding.npzfile import read_npz
 
@@ -60,7 +61,7 @@ def apply_patch(source: bytes, path: Path) -> bytes | None:
     the patch was made for another file. :class:`ModelError` when the patch is unreadable or
     does not fit the graph (a name it lacks, another shape or type)."""
     source_sha, arrays = load_patch(path)
-    if hashlib.sha256(source).hexdigest() != source_sha:
+    if sha256_hex(source) != source_sha:
         return None
     return replace_initializers(source, arrays, path)
 
