@@ -129,14 +129,20 @@ def test_a_window_of_a_long_function_names_the_helpers_defined_in_it() -> None:
 def test_the_name_line_lists_defined_members_for_the_name_boost_and_declared_ones_after() -> None:
     line = name_line("juce.InterprocessConnection", ("getSocket",), 120, ("isConnected", "messageReceived"))
     assert line == "juce interprocess connection: get socket; declares is connected, message received"
-    # search's name boost reads back the defined members only: a prototype is not the definition
+    # search's name boost reads the two lists back apart: in C++ a prototype is not the
+    # definition, in Java a `native` method is
     assert listed_members("juce.InterprocessConnection", line) == ["get socket"]
+    declared = ["is connected", "message received"]
+    assert listed_members("juce.InterprocessConnection", line, declared=True) == declared
     declared_only = name_line("juce.InterprocessConnection", (), 120, ("messageReceived",))
     assert declared_only == "juce interprocess connection; declares message received"
     assert listed_members("juce.InterprocessConnection", declared_only) == []
-    # a list cut inside the declared names keeps every defined one
+    assert listed_members("juce.InterprocessConnection", declared_only, declared=True) == ["message received"]
+    assert listed_members("A", name_line("A", ("getSocket",), 40), declared=True) == []
+    # a list cut inside the declared names keeps every defined one, and drops the cut one
     long = name_line("A", ("getSocket",), 40, tuple(f"callback{i}" for i in range(20)))
     assert long.endswith("…") and listed_members("A", long) == ["get socket"]
+    assert listed_members("A", long, declared=True) == ["callback 0"]
     cut = name_line("A", tuple(f"member{i}" for i in range(20)), 40)
     # the name before "…" may be cut: dropped
     assert cut.endswith("…") and listed_members("A", cut) == [f"member {i}" for i in range(3)]
@@ -152,3 +158,58 @@ def test_rulers_are_shortened_in_the_model_input() -> None:
         "    int x = a-- - b; // ---- ok",
         "    /***",
     ]
+
+
+def test_one_liners_of_a_class_defined_out_of_line_are_named_after_that_class() -> None:
+    # JUCE's .cpp files: one-line definitions of one class inside `namespace juce`, which is
+    # too long to be one chunk.
+    body = "".join(f"    step{i} (value, {i});\n" for i in range(60))
+    text = (
+        "namespace juce\n{\n\nAudioParameterFloat::~AudioParameterFloat()\n{\n" + body + "}\n\n"
+        "float AudioParameterFloat::getValue() const          { return convertTo0to1 (value); }\n"
+        "void AudioParameterFloat::setValue (float newValue)  { value = convertFrom0to1 (newValue); }\n"
+        "float AudioParameterFloat::getDefaultValue() const   { return convertTo0to1 (defaultValue); }\n"
+        "\n} // namespace juce\n"
+    )
+    chunks = chunk_source("juce_AudioParameterFloat.cpp", text, "cpp").chunks
+    window = next(c for c in chunks if "getValue" in c.text)
+    assert window.symbol == "juce.AudioParameterFloat"
+    assert (
+        window.header.splitlines()[0] == "juce audio parameter float: get value, set value, get default value"
+    )
+    assert listed_members(window.symbol, window.header) == ["get value", "set value", "get default value"]
+
+
+def test_top_level_one_liners_of_one_receiver_are_named_after_it() -> None:
+    text = src(
+        """
+        package url
+
+        type Error struct {
+            Op  string
+            URL string
+            Err error
+        }
+
+        func (e *Error) Unwrap() error { return e.Err }
+        func (e *Error) Error() string { return fmt.Sprintf("%s %q: %s", e.Op, e.URL, e.Err) }
+
+        func ishex(c byte) bool {
+            switch {
+            case '0' <= c && c <= '9':
+                return true
+            }
+            return false
+        }
+
+        func (a A) Len() int { return 1 }
+        func (b B) Len() int { return 2 }
+        """
+    )
+    chunks = chunk_source("url.go", text, "go").chunks
+    window = next(c for c in chunks if "Unwrap" in c.text)
+    assert window.symbol == "Error" and window.kind == "window"
+    assert window.header.splitlines()[0] == "error: unwrap, error"
+    # One-liners of two receivers in one window: no one name fits it.
+    mixed = next(c for c in chunks if "func (a A)" in c.text)
+    assert "func (b B)" in mixed.text and mixed.symbol is None and mixed.header == ""

@@ -263,3 +263,81 @@ def test_the_code_tuned_model_ranks_each_declaration_above_its_wrapper(
             symbols = [h.symbol for h in search(eng, SearchQuery(sentence, limit=10)).hits]
             leaf = "tell" if "position" in sentence else "allocate"
             assert symbols.index(f"FileExt.{leaf}") < symbols.index(f"File.{leaf}"), symbols
+
+
+def test_a_query_writes_destructors_and_operators_as_code_does() -> None:
+    assert s.punctuated_names("~Buffer") == {"~Buffer"}
+    assert s.punctuated_names("IPAddress::operator<") == {"operator<"}
+    assert s.punctuated_names("`operator->`") == {"operator->"}
+    assert s.punctuated_names("Buffer size") == frozenset()
+
+
+@pytest.fixture(scope="module")
+def cpp_buffer(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from kenning.embedding import Encoder
+
+    root = tmp_path_factory.mktemp("cpp")
+    steps = "".join(f"    data[{i}] = {i};\n" for i in range(40))
+    (root / "buffer.cpp").write_text(
+        "namespace audio\n{\n\n"
+        f"Buffer::Buffer (int size)\n{{\n    data = new float[size];\n{steps}}}\n\n"
+        f"Buffer::~Buffer()\n{{\n    release (data);\n{steps}}}\n\n"
+        "bool Buffer::operator< (const Buffer& other) const\n{\n"
+        "    return compare (other) < 0;\n}\n\n"
+        "bool Buffer::operator> (const Buffer& other) const\n{\n"
+        "    return compare (other) > 0;\n}\n\n"
+        "int Buffer::getSize() const                  { return size; }\n"
+        "bool Buffer::isEmpty() const                 { return size == 0; }\n"
+        "float* Buffer::getData() const               { return data; }\n\n"
+        "} // namespace audio\n"
+    )
+    encoder = Encoder.load()
+    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
+        update(eng)
+        yield eng
+
+
+@pytest.mark.parametrize(
+    ("query", "first_line"),
+    [
+        ("~Buffer", "Buffer::~Buffer()"),
+        ("Buffer::operator<", "bool Buffer::operator< (const Buffer& other) const"),
+        ("operator>", "bool Buffer::operator> (const Buffer& other) const"),
+        ("Buffer isEmpty", "int Buffer::getSize() const                  { return size; }"),
+    ],
+)
+def test_a_destructor_an_operator_and_out_of_line_one_liners_are_found_by_name(
+    cpp_buffer: Engine, query: str, first_line: str
+) -> None:
+    hits = search(cpp_buffer, SearchQuery(query, limit=5)).hits
+    lines = (cpp_buffer.root / hits[0].path).read_text().splitlines()
+    assert lines[hits[0].start_line - 1] == first_line
+
+
+@pytest.fixture(scope="module")
+def java_natives(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from kenning.embedding import Encoder
+
+    root = tmp_path_factory.mktemp("java")
+    steps = "".join(f"        check(data, {i});\n" for i in range(30))
+    (root / "PlainSocketImpl.java").write_text(
+        "abstract class PlainSocketImpl extends SocketImpl {\n"
+        f"    protected void sendUrgentData(int data) throws IOException {{\n{steps}"
+        "        socketSendUrgentData(data);\n    }\n\n"
+        f"    protected void close() throws IOException {{\n{steps}    }}\n\n"
+        "    abstract void socketCreate(boolean stream) throws IOException;\n"
+        "    native void socketSendUrgentData(int data) throws IOException;\n"
+        "}\n"
+    )
+    encoder = Encoder.load()
+    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
+        update(eng)
+        yield eng
+
+
+def test_a_java_method_without_a_body_is_found_by_its_name(java_natives: Engine) -> None:
+    # The native method is a line of a window of its class, named in its header as declared;
+    # `sendUrgentData`, which calls it, spells most of its name.
+    hits = search(java_natives, SearchQuery("socketSendUrgentData", limit=5)).hits
+    assert "native void socketSendUrgentData" in hits[0].preview
+    assert hits[0].symbol == "PlainSocketImpl"

@@ -45,7 +45,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     four at most; overloads next to each other are one chunk when they fit.
 #  9: a trait's or interface's member declaration chunk has kind `declaration` (search ranks
 #     it directly above its implementations for a sentence query); model inputs unchanged.
-CHUNKER_VERSION = 9
+# 10: a window of one-liners of one class defined outside it (C++ `Foo::bar` in a namespace,
+#     Go methods of one receiver at the top level) is named after that class, with their names.
+CHUNKER_VERSION = 10
 
 log = logging.getLogger(__name__)
 

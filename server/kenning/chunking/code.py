@@ -99,8 +99,8 @@ class _Unit:
     order: int  # rule order: breaks ties between identical spans (typedef struct)
     children: list[_Unit] = field(default_factory=list)
     # The functions and methods directly inside that are not chunk units (one-line
-    # definitions, C++ method declarations): (first line, name, declared only), in order.
-    leaves: list[tuple[int, str, bool]] = field(default_factory=list)
+    # definitions, C++ method declarations), in order.
+    leaves: list[_Leaf] = field(default_factory=list)
 
 
 @dataclass(slots=True, frozen=True)
@@ -112,6 +112,7 @@ class _Leaf:
     start: int  # 1-based first line, attached comments included
     name: str
     declared: bool  # no body: a prototype, a pure virtual or abstract method
+    container: str | None  # its symbol's container: a class, a Go receiver, `Foo` of `Foo::bar`
 
 
 @dataclass(slots=True)
@@ -169,6 +170,7 @@ class CodeChunker:
         self.symbols: list[Symbol] = []
         self.units: list[_Unit] = []
         self.leaves: list[_Leaf] = []
+        self.root_leaves: list[_Leaf] = []  # the leaves in no unit (top-level one-liners)
         self.out: list[_Out] = []
 
     # ---- definitions -------------------------------------------------------------------
@@ -320,10 +322,11 @@ class CodeChunker:
             # One-liners stay in the windows around them, but a trait's or interface's member
             # declarations are what a reader looks for in it: each is its own chunk.
             unit = chunk and not deep and (span_end > first_line or rule.declaration)
-            if not unit and not deep and name and parent is not None and kind in CALLABLE_KINDS:
+            if not unit and not deep and name and kind in CALLABLE_KINDS:
                 declared = node.child_by_field_name("body") is None
+                container = ".".join(path + qualifier) or None
                 self.leaves.append(
-                    _Leaf(span.start_byte, span.end_byte, self._first_line(span), name, declared)
+                    _Leaf(span.start_byte, span.end_byte, self._first_line(span), name, declared, container)
                 )
             if unit:
                 self.units.append(
@@ -360,8 +363,7 @@ class CodeChunker:
                 next_leaf += 1
                 while stack and stack[-1].span_node.end_byte < leaf.end_byte:
                     stack.pop()
-                if stack:
-                    stack[-1].leaves.append((leaf.start, leaf.name, leaf.declared))
+                (stack[-1].leaves if stack else self.root_leaves).append(leaf)
 
         for unit in self.units:
             start_byte, end_byte = unit.span_node.start_byte, unit.span_node.end_byte
@@ -441,7 +443,11 @@ class CodeChunker:
             windows = [part for first, last in windows for part in self._member_parts(owner, first, last)]
         for first, last in windows:
             if owner is None:
-                self.out.append(_Out(first, last, "window", None, headers))
+                # One-liners at the top level: Go's `func (e *Error) Unwrap() error { … }`, C++'s
+                # `int Foo::size() const { … }` outside any namespace.
+                container = _leaf_container(self.root_leaves, first, last)
+                named = _leaf_names(self.root_leaves, first, last) if container else ()
+                self.out.append(_Out(first, last, "window", container, headers, named))
                 continue
             header = headers
             if first > owner.def_line:  # the signature is not in this window's text
@@ -452,13 +458,19 @@ class CodeChunker:
             # after the owner's name as a container kept whole names its members.
             inside = _members(owner, first, last, leaves=True)
             declared = _declared(owner, first, last)
-            self.out.append(_Out(first, last, owner.kind, owner.qualname, header, inside, declared))
+            # One-liners of one class defined out of line in a namespace (`float
+            # AudioParameterFloat::getValue() const { … }` in `namespace juce`) are that
+            # class's members: the window is named after it, not after the namespace.
+            symbol = owner.qualname
+            if not owner.children or all(child.end < first or child.start > last for child in owner.children):
+                symbol = _leaf_container(owner.leaves, first, last) or symbol
+            self.out.append(_Out(first, last, owner.kind, symbol, header, inside, declared))
 
     def _member_parts(self, owner: _Unit, first: int, last: int) -> list[tuple[int, int]]:
         """Window ``first..last`` of a container's body cut before members so that no part
         holds more than ``_WINDOW_MEMBERS`` of its one-line members (declarations, one-line
         definitions), in parts of even member counts."""
-        starts = [start for start, _, _ in owner.leaves if first <= start <= last]
+        starts = [leaf.start for leaf in owner.leaves if first <= leaf.start <= last]
         parts = -(-len(starts) // _WINDOW_MEMBERS)
         if parts <= 1:
             return [(first, last)]
@@ -679,9 +691,23 @@ def _members(
     one-line definitions too."""
     found = [(child.start, child.name) for child in unit.children if child.name]
     if leaves:
-        found = sorted([*found, *((line, name) for line, name, declared in unit.leaves if not declared)])
+        found = sorted([*found, *((leaf.start, leaf.name) for leaf in unit.leaves if not leaf.declared)])
     return tuple(
         dict.fromkeys(name for line, name in found if first <= line and (last is None or line <= last))
+    )
+
+
+def _leaf_container(leaves: list[_Leaf], first: int, last: int) -> str | None:
+    """The one container of the one-line definitions on lines ``first..last``, or None when
+    they have none or several."""
+    found = {leaf.container for leaf in leaves if first <= leaf.start <= last and not leaf.declared}
+    return found.pop() if len(found) == 1 else None
+
+
+def _leaf_names(leaves: list[_Leaf], first: int, last: int) -> tuple[str, ...]:
+    """The names of the one-line definitions on lines ``first..last``, each once, in order."""
+    return tuple(
+        dict.fromkeys(leaf.name for leaf in leaves if first <= leaf.start <= last and not leaf.declared)
     )
 
 
@@ -689,7 +715,7 @@ def _declared(unit: _Unit, first: int, last: int) -> tuple[str, ...]:
     """The names of the functions declared, not defined, directly inside ``unit`` on lines
     ``first..last`` (C++ prototypes, pure virtual and abstract methods)."""
     return tuple(
-        dict.fromkeys(name for line, name, declared in unit.leaves if declared and first <= line <= last)
+        dict.fromkeys(leaf.name for leaf in unit.leaves if leaf.declared and first <= leaf.start <= last)
     )
 
 

@@ -31,17 +31,23 @@ def name_line(symbol: str, members: tuple[str, ...], limit: int, declared: tuple
     return f"{name}{_LIST_START}{listed}" if members else name + listed
 
 
-def listed_members(symbol: str | None, header: str) -> list[str]:
-    """The defined member names ``name_line`` listed in ``header`` (its first line), in words;
-    a list cut short loses its cut name."""
+def listed_members(symbol: str | None, header: str, *, declared: bool = False) -> list[str]:
+    """The defined member names ``name_line`` listed in ``header`` (its first line), in words,
+    or with ``declared`` the declared ones; a list cut short loses its cut name."""
     if not symbol:
         return []
     first = header.split("\n", 1)[0]
-    lead = " ".join(name_parts(symbol)) + _LIST_START
-    if not first.startswith(lead):
+    name = " ".join(name_parts(symbol))
+    if first.startswith(name + _LIST_START):
+        defined, marker, declarations = first[len(name) + len(_LIST_START) :].partition(_DECLARED)
+    elif declared and first.startswith(name + _DECLARED):
+        defined, marker, declarations = "", _DECLARED, first[len(name) + len(_DECLARED) :]
+    else:
         return []
-    listed, declared, _ = first[len(lead) :].partition(_DECLARED)
+    if declared and not marker:
+        return []
+    listed = declarations if declared else defined
     names = listed.split(_SEPARATOR)
-    if not declared and names[-1].endswith(_CUT):
+    if (declared or not marker) and names[-1].endswith(_CUT):
         names.pop()
     return [n for n in names if n]

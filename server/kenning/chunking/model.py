@@ -16,6 +16,12 @@ DECLARATION_KIND = "declaration"
 # The kinds of a definition that can be called (and so implemented, wrapped, overloaded).
 CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
 
+# The kinds of a chunk that is a stretch of a namespace or of the top level, not the definition
+# its symbol names: a window of one-liners of one class defined outside it (C++ `Foo::bar` in
+# a namespace, Go methods of one receiver) is named after that class and lists them, and it is
+# their names that a query spells, not the class's.
+STRETCH_KINDS = frozenset({"window", "namespace"})
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
