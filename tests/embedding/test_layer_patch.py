@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import os
 import subprocess
 import sys
 import zipfile
@@ -171,12 +172,13 @@ def test_files_that_are_no_patch_are_refused(tmp_path: Path) -> None:
         load_patch(oversized)
 
 
-def test_later_starts_read_the_patched_file_back(tuned: Encoder) -> None:
-    # `tuned` patched the file and cached it; a new process where onnx cannot even be imported
-    # (its import alone takes a second of every start) still runs the tuned model.
+def test_later_starts_read_the_patched_file_back(tuned: Encoder, cache_root: Path) -> None:
+    # `tuned` patched the file and cached it; a new process with that cache, where onnx cannot
+    # even be imported (its import alone takes a second of every start), runs the tuned model.
     code = (
         "import sys\nsys.modules['onnx'] = None\nfrom kenning.embedding import Encoder\n"
         "print(Encoder.load(variant='optimized', threads=1).model_id)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    env = {**os.environ, "KENNING_CACHE_DIR": str(cache_root)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.strip() == tuned.model_id
