@@ -1,20 +1,21 @@
-"""Fit the code-tuned layer (``server/kenning/embedding/data/code-layer.npz``).
+"""Fit the code-tuned layers (``server/kenning/embedding/data/code-layer.npz``).
 
 ``python -m bench.query_adapter pairs --workdir DIR`` (the libraries, indexed: texts, vectors,
 positives), then ``python -m bench.layer_patch cache --workdir DIR`` (every chunk's and query's
-input to the model's last layer, from the optimised graph), then
+input to the first trained layer, from the optimised graph), then
 ``python -m bench.layer_patch fit --workdir DIR [--out FILE]`` (needs PyTorch, which kenning
-never imports: ``pip install torch``; about 45 minutes on two cores).
+never imports: ``pip install torch``; about 45 minutes on two cores for the shipped file).
 
-What it trains: the sixth and last transformer layer of all-MiniLM-L6-v2 (attention, feed-
-forward, both layer norms; 1.8 M of the model's 22.7 M weights), starting from the packaged
-weights. Layers 0-4 stay as shipped, so their outputs are computed once (``cache``) and the
-fit runs the last layer alone. The loss: for a batch of queries of one library, a softmax over
-the batch's chunks (each query's positive plus hard negatives: chunks the model ranked high
-that are not positives), temperature 0.05; AdamW, learning rate 5e-5. :data:`SCHEDULE` gives
-the phases (steps, share of identifier queries, seed): descriptive queries weigh more in the
-second. The weights are then rounded as the packaged file stores them (int8 per output column,
-the scale beside it) and written with the SHA-256 of the file they patch.
+What it trains: the last transformer layers of all-MiniLM-L6-v2 (:data:`LAYERS`; attention,
+feed-forward and both layer norms of each, 1.8 M of the model's 22.7 M weights a layer),
+starting from the packaged weights. The layers before them stay as shipped, so their output is
+computed once (``cache``) and the fit runs the trained layers alone. The loss: for a batch of
+queries of one library, a softmax over the batch's chunks (each query's positive plus hard
+negatives: chunks the model ranked high that are not positives), temperature 0.05; AdamW,
+learning rate 5e-5. :data:`SCHEDULE` gives the phases (steps, share of identifier queries,
+seed): descriptive queries weigh more in the second. The weights are then rounded as the
+packaged file stores them (int8 per output column, the scale beside it) and written with the
+SHA-256 of the file they patch.
 
 The data are ``bench.query_adapter``'s 58 libraries (no benchmark uses them); nothing is
 committed but this code and the result.
@@ -34,9 +35,10 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-LAYER = 5
-#: The tensor that enters the last layer in the optimised graph (the fifth layer's output norm).
-LAYER_INPUT = "layer_norm_10"
+#: The layers trained, as numbered under ``inner.encoder.layer.N`` in the packaged file (0-5).
+#: The last alone is what ships; the last three, (3, 4, 5), scored higher on the doc-stripped
+#: development set but lost docstring-rich code (docs/performance.md, session 15).
+LAYERS = (5,)
 HEADS = 12
 #: (steps, share of identifier queries, seed) of each phase; the optimiser restarts per phase.
 SCHEDULE = ((400, 0.5, 0), (800, 0.3, 1))
@@ -64,9 +66,20 @@ def log(msg: str) -> None:
 # -- cache ----------------------------------------------------------------------------------------
 
 
+def layer_input(first: int) -> str:
+    """The tensor that enters layer ``first`` in the optimised graph: the output norm of the
+    layer before it (each layer has two norms; the embeddings' own comes first)."""
+    return "layer_norm" if first == 0 else f"layer_norm_{2 * first}"
+
+
+def cache_dir(workdir: Path) -> Path:
+    return workdir / f"layer-input-{LAYERS[0]}"
+
+
 def cache(workdir: Path) -> None:
-    """``DIR/layer-input/NAME.npz``: the last layer's input for every chunk and query of a pairs
-    file (float16, rows concatenated; ``*_offsets`` say where each text's tokens start)."""
+    """``DIR/layer-input-N/NAME.npz``: the input of layer N (the first trained) for every chunk
+    and query of a pairs file (float16, rows concatenated; ``*_offsets`` say where each text's
+    tokens start)."""
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
@@ -76,9 +89,10 @@ def cache(workdir: Path) -> None:
     from kenning.embedding.model import resolve_model
 
     spec = resolve_model(None)
-    graph, _ = optimize_graph(spec.onnx_path.read_bytes())  # layers 0-4 are the packaged ones
+    graph, _ = optimize_graph(spec.onnx_path.read_bytes())  # the layers before LAYERS are as packaged
     model = onnx.load_from_string(graph)
-    model.graph.output.append(helper.make_tensor_value_info(LAYER_INPUT, TensorProto.FLOAT, None))
+    wanted = layer_input(LAYERS[0])
+    model.graph.output.append(helper.make_tensor_value_info(wanted, TensorProto.FLOAT, None))
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
     providers = ["CPUExecutionProvider"]
@@ -104,12 +118,12 @@ def cache(workdir: Path) -> None:
                 tokens[r, : lengths[i]] = ids[i]
                 mask[r, : lengths[i]] = 1
             feed = {"input_ids": tokens, "attention_mask": mask, "token_type_ids": np.zeros_like(tokens)}
-            (hidden,) = session.run([LAYER_INPUT], feed)
+            (hidden,) = session.run([wanted], feed)
             for r, i in enumerate(picked):
                 rows[i] = hidden[r, : lengths[i]].astype(np.float16)
         return np.concatenate(rows), np.concatenate([[0], np.cumsum(lengths)])
 
-    out = workdir / "layer-input"
+    out = cache_dir(workdir)
     out.mkdir(exist_ok=True)
     for path in sorted((workdir / "pairs").glob("*.npz")):
         target = out / path.name
@@ -133,10 +147,10 @@ def cache(workdir: Path) -> None:
 # -- the layer ------------------------------------------------------------------------------------
 
 
-def packaged_layer() -> tuple[dict[str, np.ndarray], dict[str, str], float]:
-    """The last layer's weights, dequantised from the packaged file (``PART.weight`` as
+def packaged_layers() -> tuple[list[dict[str, np.ndarray]], dict[str, str], float]:
+    """Each of :data:`LAYERS`' weights, dequantised from the packaged file (``PART.weight`` as
     ``(in, out)``, ``PART.bias``, ``NORM.weight``/``NORM.bias``), the initializer name of each
-    part's matrix, and the layer norms' epsilon."""
+    matrix (``N.PART``), and the layer norms' epsilon."""
     import onnx
     from onnx import numpy_helper
 
@@ -145,22 +159,30 @@ def packaged_layer() -> tuple[dict[str, np.ndarray], dict[str, str], float]:
     model = onnx.load(str(resolve_model(None).onnx_path))
     init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     producer = {out: node for node in model.graph.node for out in node.output}
-    prefix = f"inner.encoder.layer.{LAYER}."
-    weights: dict[str, np.ndarray] = {}
+    layers: list[dict[str, np.ndarray]] = []
     matrices: dict[str, str] = {}
-    for node in model.graph.node:
-        bias = node.input[1] if node.op_type == "Add" and len(node.input) == 2 else ""
-        if not (bias.startswith(prefix) and bias.endswith(".bias")) or bias[len(prefix) : -5] not in PARTS:
-            continue
-        part = bias[len(prefix) : -5]
-        matmul = producer[node.input[0]]
-        name = matmul.input[1]  # the matrix, cast and scaled back from NAME_q and NAME_scale
-        matrices[part] = name
-        weights[f"{part}.weight"] = init[f"{name}_q"].astype(np.float32) * init[f"{name}_scale"]
-        weights[f"{part}.bias"] = init[bias]
-    for norm in NORMS:
-        for what in ("weight", "bias"):
-            weights[f"{norm}.{what}"] = init[f"{prefix}{norm}.{what}"]
+    for layer in LAYERS:
+        prefix = f"inner.encoder.layer.{layer}."
+        weights: dict[str, np.ndarray] = {}
+        for node in model.graph.node:
+            bias = node.input[1] if node.op_type == "Add" and len(node.input) == 2 else ""
+            if (
+                not (bias.startswith(prefix) and bias.endswith(".bias"))
+                or bias[len(prefix) : -5] not in PARTS
+            ):
+                continue
+            part = bias[len(prefix) : -5]
+            matmul = producer[node.input[0]]
+            name = matmul.input[1]  # the matrix, cast and scaled back from NAME_q and NAME_scale
+            matrices[f"{layer}.{part}"] = name
+            weights[f"{part}.weight"] = init[f"{name}_q"].astype(np.float32) * init[f"{name}_scale"]
+            weights[f"{part}.bias"] = init[bias]
+        for norm in NORMS:
+            for what in ("weight", "bias"):
+                weights[f"{norm}.{what}"] = init[f"{prefix}{norm}.{what}"]
+        if len(weights) != 2 * len(PARTS) + 2 * len(NORMS):
+            raise SystemExit(f"the packaged file's layer {layer} is not as expected: found {sorted(weights)}")
+        layers.append(weights)
     eps = next(
         a.f
         for n in model.graph.node
@@ -168,16 +190,15 @@ def packaged_layer() -> tuple[dict[str, np.ndarray], dict[str, str], float]:
         for a in n.attribute
         if a.name == "epsilon"
     )
-    if set(matrices) != set(PARTS):
-        raise SystemExit(f"the packaged file's layer {LAYER} is not as expected: found {sorted(matrices)}")
-    return weights, matrices, eps
+    return layers, matrices, eps
 
 
-def torch_layer(weights: dict[str, np.ndarray], eps: float) -> Any:
+def torch_layers(layers: list[dict[str, np.ndarray]], eps: float) -> Any:
+    """The trained layers as one module: hidden states in, mean-pooled normalised vectors out."""
     import torch
 
     class Layer(torch.nn.Module):
-        def __init__(self) -> None:
+        def __init__(self, weights: dict[str, np.ndarray]) -> None:
             super().__init__()
             self.linear = torch.nn.ModuleDict()
             for part in PARTS:
@@ -195,8 +216,8 @@ def torch_layer(weights: dict[str, np.ndarray], eps: float) -> Any:
                     ln.bias.copy_(torch.tensor(weights[f"{norm}.bias"]))
                 self.norm[norm.replace(".", "_")] = ln
 
-        def forward(self, x: Any, mask: Any) -> Any:
-            """Mean-pooled, normalised vectors of ``x`` (batch, tokens, dim) under ``mask``."""
+        def forward(self, x: Any, bias: Any) -> Any:
+            """The layer's output for ``x`` (batch, tokens, dim); ``bias`` masks padding."""
             lin = {p: self.linear[p.replace(".", "_")] for p in PARTS}
             batch, tokens, dim = x.shape
 
@@ -204,17 +225,27 @@ def torch_layer(weights: dict[str, np.ndarray], eps: float) -> Any:
                 return t.view(batch, tokens, HEADS, dim // HEADS).transpose(1, 2)
 
             q, k, v = (heads(lin[p](x)) for p in PARTS[:3])
-            bias = (1.0 - mask[:, None, None, :].float()) * -1e4
             attention = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(dim // HEADS) + bias, dim=-1)
             context = (attention @ v).transpose(1, 2).reshape(batch, tokens, dim)
             x = self.norm["attention_output_LayerNorm"](x + lin["attention.output.dense"](context))
             inner = torch.nn.functional.gelu(lin["intermediate.dense"](x))
-            x = self.norm["output_LayerNorm"](x + lin["output.dense"](inner))
+            return self.norm["output_LayerNorm"](x + lin["output.dense"](inner))
+
+    class Stack(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layers = torch.nn.ModuleList(Layer(weights) for weights in layers)
+
+        def forward(self, x: Any, mask: Any) -> Any:
+            """Mean-pooled, normalised vectors of ``x`` (batch, tokens, dim) under ``mask``."""
+            bias = (1.0 - mask[:, None, None, :].float()) * -1e4
+            for layer in self.layers:
+                x = layer(x, bias)
             m = mask.float()[:, :, None]
             pooled = (x * m).sum(1) / m.sum(1).clamp(min=1)
             return torch.nn.functional.normalize(pooled, dim=1)
 
-    return Layer()
+    return Stack()
 
 
 # -- fit ------------------------------------------------------------------------------------------
@@ -254,20 +285,24 @@ class _Library:
         return torch.tensor(x), torch.tensor(mask)
 
 
-def fit(workdir: Path, out: Path) -> None:
+def fit(workdir: Path, out: Path, checkpoint_every: int = 0) -> None:
+    """Train, then write the patch to ``out``; with ``checkpoint_every`` also after every that
+    many steps, to ``OUT-stepN.npz`` (to compare steps on a development set)."""
     import torch  # only here: kenning never needs it
 
     torch.set_num_threads(2)
+    inputs = cache_dir(workdir)
     libraries = [
-        _Library(path, workdir / "layer-input" / path.name)
+        _Library(path, inputs / path.name)
         for path in map(Path, sorted(glob.glob(str(workdir / "pairs" / "*.npz"))))
-        if (workdir / "layer-input" / path.name).exists()
+        if (inputs / path.name).exists()
     ]
     libraries = [lib for lib in libraries if len(lib.positives) >= 8]
     log(f"{len(libraries)} libraries, {sum(len(lib.positives) for lib in libraries)} queries")
-    weights, matrices, eps = packaged_layer()
-    layer = torch_layer(weights, eps)
+    weights, matrices, eps = packaged_layers()
+    layer = torch_layers(weights, eps)
     sizes = np.array([len(lib.positives) for lib in libraries], dtype=float)
+    done = 0
     for steps, identifier_share, seed in SCHEDULE:
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
@@ -300,28 +335,33 @@ def fit(workdir: Path, out: Path) -> None:
             if step % 50 == 0:
                 log(f"seed {seed} step {step}/{steps}: loss {running / 50:.3f}")
                 running = 0.0
+            done += 1
+            if checkpoint_every and done % checkpoint_every == 0:
+                write_patch(layer, matrices, out.with_name(f"{out.stem}-step{done}.npz"))
     write_patch(layer, matrices, out)
 
 
-def write_patch(layer: Any, matrices: dict[str, str], out: Path) -> None:
-    """The layer's weights as the packaged file stores them: each matrix int8 with one scale
+def write_patch(stack: Any, matrices: dict[str, str], out: Path) -> None:
+    """The layers' weights as the packaged file stores them: each matrix int8 with one scale
     per output column (``NAME_q``, ``NAME_scale``), biases and norms float32."""
     from kenning.embedding.model import resolve_model
 
-    prefix = f"inner.encoder.layer.{LAYER}."
-    state = {k: v.detach().numpy().astype(np.float32) for k, v in layer.state_dict().items()}
+    state = {k: v.detach().numpy().astype(np.float32) for k, v in stack.state_dict().items()}
     arrays: dict[str, np.ndarray] = {}
-    for part in PARTS:
-        key = part.replace(".", "_")
-        matrix = state[f"linear.{key}.weight"].T  # (in, out), as the graph multiplies
-        scale = np.maximum(np.abs(matrix).max(axis=0, keepdims=True), 1e-12) / 127.0
-        arrays[f"{matrices[part]}_q"] = np.clip(np.round(matrix / scale), -127, 127).astype(np.int8)
-        arrays[f"{matrices[part]}_scale"] = scale.astype(np.float32)
-        arrays[f"{prefix}{part}.bias"] = state[f"linear.{key}.bias"]
-    for norm in NORMS:
-        key = norm.replace(".", "_")
-        arrays[f"{prefix}{norm}.weight"] = state[f"norm.{key}.weight"]
-        arrays[f"{prefix}{norm}.bias"] = state[f"norm.{key}.bias"]
+    for i, layer in enumerate(LAYERS):
+        prefix = f"inner.encoder.layer.{layer}."
+        for part in PARTS:
+            key = f"layers.{i}.linear.{part.replace('.', '_')}"
+            matrix = state[f"{key}.weight"].T  # (in, out), as the graph multiplies
+            scale = np.maximum(np.abs(matrix).max(axis=0, keepdims=True), 1e-12) / 127.0
+            name = matrices[f"{layer}.{part}"]
+            arrays[f"{name}_q"] = np.clip(np.round(matrix / scale), -127, 127).astype(np.int8)
+            arrays[f"{name}_scale"] = scale.astype(np.float32)
+            arrays[f"{prefix}{part}.bias"] = state[f"{key}.bias"]
+        for norm in NORMS:
+            key = f"layers.{i}.norm.{norm.replace('.', '_')}"
+            arrays[f"{prefix}{norm}.weight"] = state[f"{key}.weight"]
+            arrays[f"{prefix}{norm}.bias"] = state[f"{key}.bias"]
     source_sha = hashlib.sha256(resolve_model(None).onnx_path.read_bytes()).hexdigest()
     np.savez_compressed(out, source_sha=np.array(source_sha), **arrays)  # type: ignore[arg-type]
     log(f"wrote {out} ({out.stat().st_size:,} bytes) for model file sha256 {source_sha[:16]}…")
@@ -332,11 +372,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("step", choices=("cache", "fit"))
     ap.add_argument("--workdir", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=REPO / "server/kenning/embedding/data/code-layer.npz")
+    ap.add_argument("--checkpoint-every", type=int, default=0, metavar="STEPS")
     args = ap.parse_args(argv)
     if args.step == "cache":
         cache(args.workdir)
     else:
-        fit(args.workdir, args.out)
+        fit(args.workdir, args.out, args.checkpoint_every)
     return 0
 
 
