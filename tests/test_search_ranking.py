@@ -3,17 +3,27 @@ and a query naming a method's owner lifts that owner's method over same-named si
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kenning.config import Config
+from kenning.embedding import Encoder
 from kenning.engine import Engine
 from kenning.indexer import update
 from kenning.lexical import word_forms
 from kenning.search import SearchQuery, search, tuning
 from kenning.search import fusion as s
 from kenning.search.bm25 import lexical_candidates
+
+
+def indexed(root: Path, encoder: Encoder | None = None) -> Iterator[Engine]:
+    """An engine over ``root``, indexed and embedded with ``encoder`` (the packaged model)."""
+    model = encoder or Encoder.load()
+    with Engine(root, Config(), encoder_factory=lambda _c: model).open() as eng:
+        update(eng)
+        yield eng
 
 
 @pytest.mark.parametrize(
@@ -89,8 +99,6 @@ def test_word_forms(word: str, forms: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from kenning.embedding import Encoder
-
     root = tmp_path_factory.mktemp("ranking")
     types = ["Reader", "Writer", "Buffer", "Pipe", "Socket", "Stream"]
     for name in types:
@@ -99,10 +107,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
             f"impl {name} {{\n    pub fn len(&self) -> usize {{\n        self.inner.len()\n    }}\n\n"
             f"    pub fn clear(&mut self) {{\n        self.inner.clear();\n    }}\n}}\n"
         )
-    encoder = Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed(root)
 
 
 @pytest.mark.parametrize("owner", ["Pipe", "Stream", "Buffer"])
@@ -125,8 +130,6 @@ def test_a_sentences_inflected_word_finds_the_base_form_the_code_spells(engine: 
 
 @pytest.fixture(scope="module")
 def iterators(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from kenning.embedding import Encoder
-
     root = tmp_path_factory.mktemp("members")
     steps = "\n".join(f"        let step{i} = self.iter.next();" for i in range(30))
 
@@ -150,10 +153,7 @@ def iterators(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unty
         "pub struct FilterMap<I> {\n    iter: I,\n}\n\n"
         + long_impl("DoubleEndedIterator", "FilterMap", "next_back")
     )
-    encoder = Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed(root)
 
 
 def test_a_member_of_a_definition_kept_whole_is_found_by_its_owner_and_name(iterators: Engine) -> None:
@@ -187,8 +187,6 @@ SENTENCES = ("Returns the current position within the file", "Force the allocati
 
 @pytest.fixture(scope="module")
 def file_ext(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from kenning.embedding import Encoder
-
     root = tmp_path_factory.mktemp("declarations")
     wrappers = "\n\n".join(
         f"    fn {name}(&self{args}) -> io::Result<{ret}> {{\n"
@@ -216,10 +214,7 @@ def file_ext(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
     )
     # The model's own weights and query vectors: with them the one-line declarations rank below
     # their wrappers, which is what the fusion's lift is for (the code-tuned model is below).
-    encoder = Encoder.load(layer_patch=False, query_adapter=False)
-    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed(root, Encoder.load(layer_patch=False, query_adapter=False))
 
 
 def test_a_declaration_knows_the_methods_that_implement_it(file_ext: Engine) -> None:
@@ -253,8 +248,6 @@ def test_a_sentence_finds_the_declaration_directly_above_its_implementation(file
 def test_the_code_tuned_model_ranks_each_declaration_above_its_wrapper(
     file_ext: Engine, tmp_path: Path
 ) -> None:
-    from kenning.embedding import Encoder
-
     encoder = Encoder.load()  # the packaged model with its code-tuned layer
     config = Config(store=tmp_path / "store")
     with Engine(file_ext.root, config, encoder_factory=lambda _c: encoder).open() as eng:
@@ -274,8 +267,6 @@ def test_a_query_writes_destructors_and_operators_as_code_does() -> None:
 
 @pytest.fixture(scope="module")
 def cpp_buffer(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from kenning.embedding import Encoder
-
     root = tmp_path_factory.mktemp("cpp")
     steps = "".join(f"    data[{i}] = {i};\n" for i in range(40))
     (root / "buffer.cpp").write_text(
@@ -291,10 +282,7 @@ def cpp_buffer(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
         "float* Buffer::getData() const               { return data; }\n\n"
         "} // namespace audio\n"
     )
-    encoder = Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed(root)
 
 
 @pytest.mark.parametrize(
@@ -316,8 +304,6 @@ def test_a_destructor_an_operator_and_out_of_line_one_liners_are_found_by_name(
 
 @pytest.fixture(scope="module")
 def java_natives(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from kenning.embedding import Encoder
-
     root = tmp_path_factory.mktemp("java")
     steps = "".join(f"        check(data, {i});\n" for i in range(30))
     (root / "PlainSocketImpl.java").write_text(
@@ -329,10 +315,7 @@ def java_natives(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-u
         "    native void socketSendUrgentData(int data) throws IOException;\n"
         "}\n"
     )
-    encoder = Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed(root)
 
 
 def test_a_java_method_without_a_body_is_found_by_its_name(java_natives: Engine) -> None:
