@@ -166,12 +166,9 @@ def packaged_layers() -> tuple[list[dict[str, np.ndarray]], dict[str, str], floa
         weights: dict[str, np.ndarray] = {}
         for node in model.graph.node:
             bias = node.input[1] if node.op_type == "Add" and len(node.input) == 2 else ""
-            if (
-                not (bias.startswith(prefix) and bias.endswith(".bias"))
-                or bias[len(prefix) : -5] not in PARTS
-            ):
-                continue
             part = bias[len(prefix) : -5]
+            if not (bias.startswith(prefix) and bias.endswith(".bias")) or part not in PARTS:
+                continue
             matmul = producer[node.input[0]]
             name = matmul.input[1]  # the matrix, cast and scaled back from NAME_q and NAME_scale
             matrices[f"{layer}.{part}"] = name
@@ -299,14 +296,14 @@ def fit(workdir: Path, out: Path, checkpoint_every: int = 0) -> None:
     ]
     libraries = [lib for lib in libraries if len(lib.positives) >= 8]
     log(f"{len(libraries)} libraries, {sum(len(lib.positives) for lib in libraries)} queries")
-    weights, matrices, eps = packaged_layers()
-    layer = torch_layers(weights, eps)
+    layers, matrices, eps = packaged_layers()
+    stack = torch_layers(layers, eps)
     sizes = np.array([len(lib.positives) for lib in libraries], dtype=float)
     done = 0
     for steps, identifier_share, seed in SCHEDULE:
         torch.manual_seed(seed)
         rng = np.random.default_rng(seed)
-        optimiser = torch.optim.AdamW(layer.parameters(), lr=LEARNING_RATE, weight_decay=0.0)
+        optimiser = torch.optim.AdamW(stack.parameters(), lr=LEARNING_RATE, weight_decay=0.0)
         running = 0.0
         for step in range(1, steps + 1):
             lib = libraries[rng.choice(len(libraries), p=sizes / sizes.sum())]
@@ -319,7 +316,7 @@ def fit(workdir: Path, out: Path, checkpoint_every: int = 0) -> None:
             chunks += [int(rng.choice(lib.hard[q])) for q in queries[:HARD_NEGATIVES]]
             chunks = list(dict.fromkeys(chunks))
             column = {c: i for i, c in enumerate(chunks)}
-            logits = layer(*lib.batch("queries", list(queries))) @ layer(*lib.batch("chunks", chunks)).T
+            logits = stack(*lib.batch("queries", list(queries))) @ stack(*lib.batch("chunks", chunks)).T
             logits = logits / TEMPERATURE
             wanted = torch.zeros_like(logits, dtype=torch.bool)
             for i, q in enumerate(queries):
@@ -337,8 +334,8 @@ def fit(workdir: Path, out: Path, checkpoint_every: int = 0) -> None:
                 running = 0.0
             done += 1
             if checkpoint_every and done % checkpoint_every == 0:
-                write_patch(layer, matrices, out.with_name(f"{out.stem}-step{done}.npz"))
-    write_patch(layer, matrices, out)
+                write_patch(stack, matrices, out.with_name(f"{out.stem}-step{done}.npz"))
+    write_patch(stack, matrices, out)
 
 
 def write_patch(stack: Any, matrices: dict[str, str], out: Path) -> None:

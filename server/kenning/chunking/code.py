@@ -446,7 +446,7 @@ class CodeChunker:
                 # One-liners at the top level: Go's `func (e *Error) Unwrap() error { … }`, C++'s
                 # `int Foo::size() const { … }` outside any namespace.
                 container = _leaf_container(self.root_leaves, first, last)
-                named = _leaf_names(self.root_leaves, first, last) if container else ()
+                named = _leaf_names(self.root_leaves, first, last, declared=False) if container else ()
                 self.out.append(_Out(first, last, "window", container, headers, named))
                 continue
             header = headers
@@ -457,12 +457,12 @@ class CodeChunker:
             # The helpers defined in this window (`createResponse` in `fromAjax`'s), named
             # after the owner's name as a container kept whole names its members.
             inside = _members(owner, first, last, leaves=True)
-            declared = _declared(owner, first, last)
+            declared = _leaf_names(owner.leaves, first, last, declared=True)
             # One-liners of one class defined out of line in a namespace (`float
             # AudioParameterFloat::getValue() const { … }` in `namespace juce`) are that
             # class's members: the window is named after it, not after the namespace.
             symbol = owner.qualname
-            if not owner.children or all(child.end < first or child.start > last for child in owner.children):
+            if all(child.end < first or child.start > last for child in owner.children):
                 symbol = _leaf_container(owner.leaves, first, last) or symbol
             self.out.append(_Out(first, last, owner.kind, symbol, header, inside, declared))
 
@@ -704,19 +704,12 @@ def _leaf_container(leaves: list[_Leaf], first: int, last: int) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _leaf_names(leaves: list[_Leaf], first: int, last: int) -> tuple[str, ...]:
-    """The names of the one-line definitions on lines ``first..last``, each once, in order."""
-    return tuple(
-        dict.fromkeys(leaf.name for leaf in leaves if first <= leaf.start <= last and not leaf.declared)
-    )
-
-
-def _declared(unit: _Unit, first: int, last: int) -> tuple[str, ...]:
-    """The names of the functions declared, not defined, directly inside ``unit`` on lines
-    ``first..last`` (C++ prototypes, pure virtual and abstract methods)."""
-    return tuple(
-        dict.fromkeys(leaf.name for leaf in unit.leaves if leaf.declared and first <= leaf.start <= last)
-    )
+def _leaf_names(leaves: list[_Leaf], first: int, last: int, *, declared: bool) -> tuple[str, ...]:
+    """The names of the leaves on lines ``first..last`` that are only declared (C++
+    prototypes, pure virtual and abstract methods), or with ``declared`` false the one-line
+    definitions; each once, in order."""
+    names = (leaf.name for leaf in leaves if leaf.declared == declared and first <= leaf.start <= last)
+    return tuple(dict.fromkeys(names))
 
 
 def _header(out: _Out) -> str:

@@ -158,16 +158,14 @@ def chunk_boost(
     of its one-liners (``STRETCH_KINDS``) is not that class: a sentence naming the class does
     not lift it. ``written``: the destructors and operators the query writes
     (``punctuation_fits``)."""
-    own = inside or row.kind not in STRETCH_KINDS
-    if inside and not punctuation_fits(row, written):
-        own = False
+    own = punctuation_fits(row, written) if inside else row.kind not in STRETCH_KINDS
     boost = name_boost(terms, row.symbol, owner_terms, named=inside) if own else 0.0
     if inside and row.symbol:
-        for member in members(row):
-            boost = max(boost, name_boost(terms, f"{row.symbol}.{member}", owner_terms, named=True))
+        names = members(row)
         if row.language not in DEFINED_ELSEWHERE:
-            for member in listed_members(row.symbol, row.header, declared=True):
-                boost = max(boost, name_boost(terms, f"{row.symbol}.{member}", owner_terms, named=True))
+            names += listed_members(row.symbol, row.header, declared=True)
+        for member in names:
+            boost = max(boost, name_boost(terms, f"{row.symbol}.{member}", owner_terms, named=True))
     return boost
 
 
