@@ -340,27 +340,75 @@ class Window {
     }
   }
 
-  /** Types into the open quick input after clearing it. */
+  /**
+   * Semantic Search from the palette, then `text` typed once kenning's picker is the one shown
+   * (by its placeholder): the palette's input closes and kenning's opens in the same widget, and
+   * keys typed in between (a server just restarted makes the command slower) land in the palette.
+   */
+  async search(text) {
+    await this.palette("Kenning: Semantic Search");
+    await until(
+      "kenning's search picker",
+      async () => {
+        const placeholder = await this.page
+          .$eval(".quick-input-widget .quick-input-box input", (element) => element.placeholder)
+          .catch(() => "");
+        return /^Describe the code/.test(placeholder);
+      },
+      30_000,
+    );
+    await this.typeQuery(text);
+  }
+
+  /** Types into the open quick input after clearing it, until the input holds exactly `text`. */
   async typeQuery(text) {
-    const input = await this.page.waitForSelector(".quick-input-widget .quick-input-box input", {
-      visible: true,
-    });
-    await input.click({ clickCount: 3 });
-    await input.press("Backspace");
-    await input.type(text);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const input = await this.page.waitForSelector(".quick-input-widget .quick-input-box input", {
+        visible: true,
+      });
+      // Select all and delete, as a user clears it (a triple click on a loaded machine can
+      // arrive as single clicks and delete one character).
+      await input.focus();
+      await this.page.keyboard.down("Control");
+      await this.page.keyboard.press("KeyA");
+      await this.page.keyboard.up("Control");
+      await this.page.keyboard.press("Backspace");
+      const cleared = await input.evaluate((element) => element.value);
+      if (cleared !== "") {
+        log(`the quick input still holds "${cleared}" after select-all and delete`);
+        continue;
+      }
+      await input.type(text);
+      const typed = await input.evaluate((element) => element.value);
+      if (typed === text) {
+        return;
+      }
+      log(`the quick input holds "${typed}", not "${text}": typing again`);
+    }
+    throw new Error(`could not type "${text}" into the quick input`);
   }
 
   /** Rows of a kenning picker once they answer `query` (the extension searches as you type). */
   async results(what, predicate, timeoutMs = 60_000) {
-    return until(
-      what,
-      async () => {
-        const view = await this.rows();
-        const rows = view?.rows.filter((r) => !/^\s*$/.test(r.label)) ?? [];
-        return view !== undefined && predicate(rows, view) ? { rows, title: view.title } : undefined;
-      },
-      timeoutMs,
-    );
+    let last;
+    try {
+      return await until(
+        what,
+        async () => {
+          const view = await this.rows();
+          const rows = view?.rows.filter((r) => !/^\s*$/.test(r.label)) ?? [];
+          last = view;
+          return view !== undefined && predicate(rows, view) ? { rows, title: view.title } : undefined;
+        },
+        timeoutMs,
+      );
+    } catch (error) {
+      // What the picker showed instead says which step went wrong.
+      const input = await this.page
+        .$eval(".quick-input-widget .quick-input-box input", (element) => element.value)
+        .catch(() => "(no input)");
+      throw new Error(`${error.message}; the quick input held "${input}" and showed ${JSON.stringify(last)}`);
+    }
   }
 
   /** Toast notifications currently shown: their message and their buttons. */
@@ -471,9 +519,7 @@ async function scenario(browser, work) {
     await window.shot("status-ready");
 
     // 2. Semantic Search from the command palette: the expected definition is the first row.
-    await window.palette("Kenning: Semantic Search");
-    await window.page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
-    await window.typeQuery("open a database connection");
+    await window.search("open a database connection");
     const search = await window.results("OpenDatabase as the first row", (rows) =>
       /OpenDatabase/.test(rows[0]?.label ?? ""),
     );
@@ -501,8 +547,7 @@ async function scenario(browser, work) {
     await window.shot("opened-at-range");
 
     // 4. A lang: filter narrows the rows to that language.
-    await window.palette("Kenning: Semantic Search");
-    await window.typeQuery("connection headers upload");
+    await window.search("connection headers upload");
     const unfiltered = await window.results("rows from several files", (rows) => rows.length >= 3);
     const files = (rows) => rows.map((r) => `${r.label} ${r.description}`);
     check(
@@ -595,8 +640,7 @@ async function scenario(browser, work) {
     );
     await window.waitReady();
     log(`restarted: server pid ${before[0]} -> ${after[0]}`);
-    await window.palette("Kenning: Semantic Search");
-    await window.typeQuery("parse an HTTP header");
+    await window.search("parse an HTTP header");
     await window.results("parseHttpHeader after the restart", (rows) =>
       /parseHttpHeader/.test(rows[0]?.label ?? ""),
     );
