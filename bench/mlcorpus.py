@@ -243,9 +243,14 @@ class Prepared:
     code_lines: int
 
 
-def prepare(lang: str, root: Path, dest: Path, *, budget: int, seed: int) -> Prepared:
+def prepare(
+    lang: str, root: Path, dest: Path, *, budget: int, seed: int, documented: float = 0.0
+) -> Prepared:
     """Copy a seeded subset of ``root`` into ``dest`` with the doc comments blanked.
 
+    ``documented``: the share of files (a seeded draw per path) copied with their doc comments as
+    written; their queries are kept (a query then has its own words in the chunk, as in
+    documented code). Blanking keeps every line where it was, so the queries' lines hold in both.
     Files are rewritten only when their content differs, so a re-run leaves them untouched and
     the index's scan sees nothing new.
     """
@@ -286,6 +291,8 @@ def prepare(lang: str, root: Path, dest: Path, *, budget: int, seed: int) -> Pre
     idents: list[DocQuery] = []
     for rel in chosen:
         text, d, i = stripped[rel]
+        if documented and random.Random(f"{seed}:{rel}").random() < documented:
+            text = (root / rel).read_text(encoding="utf-8")
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists() or target.read_text(encoding="utf-8") != text:

@@ -300,13 +300,15 @@ def _positives(
     return texts, np.array(qvecs, dtype=np.float32).reshape(-1, dim), positives, vectors, inputs
 
 
-def library_pairs(lang: str, name: str, root: Path, budget: int, work: Path, out: Path) -> None:
+def library_pairs(
+    lang: str, name: str, root: Path, budget: int, work: Path, out: Path, *, documented: float = 0.0
+) -> None:
     key = f"adapter-{name}"
     mlcorpus.SOURCES[key] = mlcorpus.Source(lang, name, _EXTS[lang], ("",), _SKIP_DIRS, _SKIP_SUFFIXES[lang])
     saved = mlcorpus.SOURCES[lang]
     mlcorpus.SOURCES[lang] = mlcorpus.SOURCES[key]  # prepare() reads the source by language
     try:
-        prep = mlcorpus.prepare(lang, root, work / "ws", budget=budget, seed=7)
+        prep = mlcorpus.prepare(lang, root, work / "ws", budget=budget, seed=7, documented=documented)
     finally:
         mlcorpus.SOURCES[lang] = saved
     indexed = set(prep.files)
@@ -330,7 +332,7 @@ def library_pairs(lang: str, name: str, root: Path, budget: int, work: Path, out
     )
 
 
-def pairs(workdir: Path) -> None:
+def pairs(workdir: Path, *, documented: float = 0.0) -> None:
     os.environ["KENNING_QUERY_ADAPTER"] = "0"  # the pairs hold the model's own query vectors
     src = workdir / "src"
     fetch_sources(src)
@@ -344,7 +346,7 @@ def pairs(workdir: Path) -> None:
         if not path.is_dir():
             log(f"{name}: {path} is missing, skipped (see this module's docstring)")
             continue
-        library_pairs(lang, name, path, budget, workdir / "libraries" / name, out)
+        library_pairs(lang, name, path, budget, workdir / "libraries" / name, out, documented=documented)
 
 
 # -- fit ------------------------------------------------------------------------------------------
@@ -416,9 +418,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("step", choices=("pairs", "fit"))
     ap.add_argument("--workdir", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=REPO / "server/kenning/embedding/data/query-adapter.npz")
+    ap.add_argument(
+        "--documented",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="pairs: the share of files indexed with their doc comments kept (default 0: all stripped)",
+    )
     args = ap.parse_args(argv)
     if args.step == "pairs":
-        pairs(args.workdir)
+        pairs(args.workdir, documented=args.documented)
     else:
         fit(args.workdir, args.out)
     return 0

@@ -310,3 +310,19 @@ def test_missing_debian_packages_locate_nothing(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(mlcorpus, "JUCE_MODULES", str(tmp_path / "no-juce"))
     assert mlcorpus.locate("java", tmp_path) is None
     assert mlcorpus.locate("cpp", tmp_path) is None
+
+
+def test_a_documented_share_keeps_doc_comments_and_queries(tmp_path: Path) -> None:
+    root = tmp_path / "go"
+    for n in range(20):
+        (root / f"ring{n}").mkdir(parents=True)
+        (root / f"ring{n}" / "ring.go").write_text(GO)
+    stripped = mlcorpus.prepare("go", root, tmp_path / "stripped", budget=10_000, seed=7)
+    mixed = mlcorpus.prepare("go", root, tmp_path / "mixed", budget=10_000, seed=7, documented=0.5)
+    assert mixed.files == stripped.files and len(mixed.files) == 20
+    assert mixed.descriptive == stripped.descriptive  # the same queries, lines and all
+    kept = [f for f in mixed.files if (tmp_path / "mixed" / f).read_text() == GO]
+    assert 0 < len(kept) < 20  # a seeded share, not all or none
+    assert all("Len computes" not in (tmp_path / "stripped" / f).read_text() for f in stripped.files)
+    again = mlcorpus.prepare("go", root, tmp_path / "again", budget=10_000, seed=7, documented=0.5)
+    assert [f for f in again.files if (tmp_path / "again" / f).read_text() == GO] == kept
