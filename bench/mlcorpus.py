@@ -243,14 +243,39 @@ class Prepared:
     code_lines: int
 
 
+def without_summaries(text: str, queries: list[DocQuery]) -> tuple[str, list[DocQuery]]:
+    """``text`` with each query's sentence taken out of its doc comment (the words only: comment
+    markers, punctuation and line breaks stay, so lines and syntax hold), and the queries whose
+    sentence was found. A query of fewer than three words could match code and is left out."""
+    found: list[DocQuery] = []
+    for q in queries:
+        words = re.findall(r"\w+", q.query)
+        if len(words) < 3:
+            continue
+        pattern = re.compile(r"\b" + r"\W+".join(map(re.escape, words)) + r"\b")
+        text, count = pattern.subn(lambda m: re.sub(r"\w+", "", m.group(0)), text)
+        if count:
+            found.append(q)
+    return text, found
+
+
 def prepare(
-    lang: str, root: Path, dest: Path, *, budget: int, seed: int, documented: float = 0.0
+    lang: str,
+    root: Path,
+    dest: Path,
+    *,
+    budget: int,
+    seed: int,
+    documented: float = 0.0,
+    summaries: bool = True,
 ) -> Prepared:
     """Copy a seeded subset of ``root`` into ``dest`` with the doc comments blanked.
 
     ``documented``: the share of files (a seeded draw per path) copied with their doc comments as
     written; their queries are kept (a query then has its own words in the chunk, as in
-    documented code). Blanking keeps every line where it was, so the queries' lines hold in both.
+    documented code), or with ``summaries=False`` the sentence each query is made of is taken out
+    of the comment and the rest kept (:func:`without_summaries`: documented code that a query
+    describes in other words). Lines stay where they were, so the queries' lines hold.
     Files are rewritten only when their content differs, so a re-run leaves them untouched and
     the index's scan sees nothing new.
     """
@@ -293,6 +318,8 @@ def prepare(
         text, d, i = stripped[rel]
         if documented and random.Random(f"{seed}:{rel}").random() < documented:
             text = (root / rel).read_text(encoding="utf-8")
+            if not summaries:
+                text, d = without_summaries(text, d)
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists() or target.read_text(encoding="utf-8") != text:

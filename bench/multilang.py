@@ -11,6 +11,10 @@ hybrid search, so only the chunking differs). A re-run re-embeds only model inpu
 after a ranking change nothing, after a chunking change the changed chunks. Queries are
 seeded samples: descriptive (``docstring_queries``, seed 13) and identifier (seed 17).
 
+``--documented`` indexes the copy with its doc comments kept but each query's sentence taken out
+of them (``mlcorpus.without_summaries``): documented code that a query describes in other words.
+It reports into its own section and wants its own ``--workdir``.
+
 ``--tune`` grid-searches the fusion constants on one half of every language's queries (the mean
 of all languages' hybrid MRR@10) and reports the other half per language, so a constant that
 helps one language at another's cost shows.
@@ -45,6 +49,8 @@ NAIVE_LINES = 40
 KINDS = ("descriptive", "identifier")
 START = "<!-- bench:multilang:start -->"
 END = "<!-- bench:multilang:end -->"
+DOCUMENTED_START = "<!-- bench:multilang-documented:start -->"
+DOCUMENTED_END = "<!-- bench:multilang-documented:end -->"
 
 
 def log(msg: str) -> None:
@@ -90,7 +96,7 @@ def build(ws: Path, store: Path, naive: bool) -> dict[str, Any]:
 class Lang:
     """One language's workspace, indexes and queries."""
 
-    def __init__(self, lang: str, work: Path, budget: int, queries: int) -> None:
+    def __init__(self, lang: str, work: Path, budget: int, queries: int, *, documented: bool = False) -> None:
         from bench import mlcorpus
         from bench.corpus import docstring_queries
 
@@ -101,7 +107,15 @@ class Lang:
             raise FileNotFoundError(f"{lang}: sources not found (see bench/mlcorpus.py for how to install)")
         self.root = root
         self.ws = self.dir / "ws"
-        prep = mlcorpus.prepare(lang, root, self.ws, budget=budget, seed=SELECT_SEED)
+        prep = mlcorpus.prepare(
+            lang,
+            root,
+            self.ws,
+            budget=budget,
+            seed=SELECT_SEED,
+            documented=1.0 if documented else 0.0,
+            summaries=False,
+        )
         self.prep = prep
         indexed = set(prep.files)
         self.desc = docstring_queries(prep.descriptive, queries, seed=DESC_SEED, indexed=indexed)
@@ -271,12 +285,18 @@ def markdown(r: dict[str, Any]) -> str:
         "c": "C",
         "cpp": "C++",
     }
+    documented = r.get("documented", False)
+    docs = (
+        "Doc comments kept in the indexed copy, less the sentence each descriptive query is made of"
+        if documented
+        else "Doc comments blanked in the indexed copy"
+    )
     lines = [
-        START,
+        DOCUMENTED_START if documented else START,
         f"### Multi-language retrieval quality: `{r['command']}` — {r['when']}",
         "",
-        f"Sources (bench/mlcorpus.py says how to install them): {r['sources']}. Doc comments blanked"
-        f" in the indexed copy; a seeded subset of whole directories per language (selection seed"
+        f"Sources (bench/mlcorpus.py says how to install them): {r['sources']}. {docs}"
+        f"; a seeded subset of whole directories per language (selection seed"
         f" {SELECT_SEED}, budget {r['budget']:,} non-blank lines); descriptive queries = a doc"
         f" comment's first sentence minus the item's name (seed {DESC_SEED}), identifier queries ="
         f" the name, `Owner name` where the name alone is ambiguous (seed {IDENT_SEED}). MRR@10;"
@@ -323,7 +343,7 @@ def markdown(r: dict[str, Any]) -> str:
                 f"| {key} | {t['default']['tune'][key]:.3f} | {t['default']['held'][key]:.3f}"
                 f" | {t['best']['tune'][key]:.3f} | {t['best']['held'][key]:.3f} |"
             )
-    lines.append(END)
+    lines.append(DOCUMENTED_END if documented else END)
     return "\n".join(lines)
 
 
@@ -334,9 +354,11 @@ def run(
     queries: int = QUERIES,
     langs: Sequence[str] = LANGS,
     do_tune: bool = False,
+    documented: bool = False,
 ) -> dict[str, Any]:
     r: dict[str, Any] = {
         "budget": budget,
+        "documented": documented,
         "langs": {},
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
@@ -346,7 +368,7 @@ def run(
 
     for lang in langs:
         try:
-            item = Lang(lang, work, budget, queries)
+            item = Lang(lang, work, budget, queries, documented=documented)
         except (OSError, subprocess.CalledProcessError) as exc:  # sources missing, npm offline
             r["langs"][lang] = {"error": str(exc)}
             log(str(exc))
@@ -371,14 +393,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=QUERIES)
     parser.add_argument("--langs", default=",".join(LANGS))
     parser.add_argument("--tune", action="store_true")
+    parser.add_argument(
+        "--documented", action="store_true", help="doc comments kept, less the sentence each query is made of"
+    )
     parser.add_argument("--output", type=Path, default=None, help="write the section into this Markdown file")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     work = args.workdir.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    r = run(work, budget=args.budget, queries=args.queries, langs=args.langs.split(","), do_tune=args.tune)
-    r["command"] = "python -m bench.multilang" + (" --tune" if args.tune else "")
+    r = run(
+        work,
+        budget=args.budget,
+        queries=args.queries,
+        langs=args.langs.split(","),
+        do_tune=args.tune,
+        documented=args.documented,
+    )
+    flags = [flag for flag, on in (("--tune", args.tune), ("--documented", args.documented)) if on]
+    r["command"] = " ".join(["python -m bench.multilang", *flags])
     section = markdown(r)
     print(section)
     if args.json:
@@ -386,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.output:
         from bench import report
 
-        report.write(args.output, section, start=START, end=END)
+        start, end = (DOCUMENTED_START, DOCUMENTED_END) if args.documented else (START, END)
+        report.write(args.output, section, start=start, end=end)
     return 0
 
 

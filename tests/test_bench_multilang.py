@@ -281,6 +281,10 @@ def test_report_renders_errors_and_results() -> None:
     md = multilang.markdown(r)
     assert md.startswith(multilang.START) and md.endswith(multilang.END)
     assert "| Go | 2 / 10 (5) | 3 / 4 | 0.500 |" in md and "| Rust | no |" in md and "Go 7/7" in md
+    assert "Doc comments blanked" in md
+    documented = multilang.markdown({**r, "documented": True})  # its own section of the file
+    assert documented.startswith(multilang.DOCUMENTED_START) and documented.endswith(multilang.DOCUMENTED_END)
+    assert "Doc comments kept in the indexed copy, less the sentence" in documented
 
 
 @pytest.mark.parametrize("lang", ["go", "rust", "typescript", "python", "java", "c", "cpp"])
@@ -326,3 +330,23 @@ def test_a_documented_share_keeps_doc_comments_and_queries(tmp_path: Path) -> No
     assert all("Len computes" not in (tmp_path / "stripped" / f).read_text() for f in stripped.files)
     again = mlcorpus.prepare("go", root, tmp_path / "again", budget=10_000, seed=7, documented=0.5)
     assert [f for f in again.files if (tmp_path / "again" / f).read_text() == GO] == kept
+
+
+def test_documented_code_loses_only_the_sentence_a_query_is_made_of() -> None:
+    _, desc, _ = mlcorpus.strip("go", "ring/ring.go", GO)
+    text, found = mlcorpus.without_summaries(GO, desc)
+    assert found == desc
+    lines, before = text.split("\n"), GO.split("\n")
+    assert len(lines) == len(before)
+    assert lines[10] == "// Len        ."  # the words go; the marker, the name and the stop stay
+    assert lines[11] == before[11] == "// It executes in time proportional to the number of elements."
+    assert "A Ring is an element of a circular list." in text  # other doc comments stay
+    python = 'def add(a, b):\n    """Return the sum of a and b.\n\n    Both are numbers.\n    """\n'
+    _, desc, _ = mlcorpus.strip("python", "m.py", python)
+    text, found = mlcorpus.without_summaries(python, desc)
+    assert found == desc and text.split("\n")[1] == '    """      .' and "Both are numbers." in text
+    short = [DocQuery("Close it", "m.py", "close", 1, 2)]  # two words could match code: left out
+    assert mlcorpus.without_summaries("def close(it): pass  # Close it", short) == (
+        "def close(it): pass  # Close it",
+        [],
+    )
