@@ -28,19 +28,27 @@ def test_optimized_agrees_with_original(original: Encoder, optimized: Encoder) -
     assert agreement.min() >= 0.95
 
 
+#: How far under the original's third-best score a document may be and still be in the optimised
+#: graph's top 3. int8 weights and activations move a score by up to about 0.02 (0.019 the
+#: largest among these queries' top four with three retrained layers), so nearer ties may swap.
+NEAR_TIE = 0.02
+
+
 def test_optimized_ranks_like_original(original: Encoder, optimized: Encoder) -> None:
     names = list(CODE)
-    rankings = []
+    scores = []
     for encoder in (original, optimized):
         docs = encoder.embed_documents([CODE[n] for n in names])
         queries = np.stack([encoder.embed_query(QUERIES[n]) for n in names])
-        rankings.append(np.argsort(-(queries @ docs.T), axis=1))
-    orig, opt = rankings
-    assert (orig[:, 0] == opt[:, 0]).all()  # the same best match for every query
-    overlap = np.mean([len(set(orig[i, :3]) & set(opt[i, :3])) / 3 for i in range(len(names))])
-    assert overlap >= 0.9
+        scores.append(queries @ docs.T)
+    orig, opt = scores
+    assert (orig.argmax(axis=1) == opt.argmax(axis=1)).all()  # the same best match for every query
+    for i, name in enumerate(names):
+        third = np.sort(orig[i])[-3]
+        top3 = np.argsort(-opt[i])[:3]
+        assert (orig[i, top3] >= third - NEAR_TIE).all(), f"{name}: top 3 {top3} vs third {third:.4f}"
     # and the model does its job: most queries find their own code first
-    assert (orig[:, 0] == np.arange(len(names))).mean() >= 0.75
+    assert (orig.argmax(axis=1) == np.arange(len(names))).mean() >= 0.75
 
 
 def test_optimized_graph_is_cached(cache_root: Path, optimized: Encoder) -> None:
