@@ -33,7 +33,7 @@ class Config:
     # The model's query adapter (kenning.embedding.adapter); also off with KENNING_QUERY_ADAPTER=0.
     query_adapter: bool = True
 
-    # The packaged model's code-tuned last layer (kenning.embedding.layer_patch); also off with
+    # The packaged model's code-tuned last layers (kenning.embedding.layer_patch); also off with
     # KENNING_CODE_LAYER=0 (the model's own weights: another model id, so stores re-embed).
     code_layer: bool = True
 

@@ -1,13 +1,13 @@
-"""The code-tuned layer: new weights for the packaged model's last transformer layer.
+"""The code-tuned layers: new weights for the packaged model's last transformer layers.
 
 Owns :func:`load_patch`, :func:`replace_initializers` and :func:`apply_patch` (the two in turn).
 
-all-MiniLM-L6-v2 learned sentences, not code. Its last layer (of six) was fine-tuned on
+all-MiniLM-L6-v2 learned sentences, not code. Its last three layers (of six) were fine-tuned on
 doc-comment sentences, names and the code they describe from libraries that are in no benchmark
-(``python -m bench.layer_patch``): queries and chunks both pass through it, so a sentence about
-code lands nearer the code. Only that layer's weights change, so the patch is small (1.6 MB:
-int8 matrices with per-column scales, as the packaged file stores them, and fp32 biases and
-layer norms) and is applied to the packaged file when the model loads (the encoder caches the
+(``python -m bench.layer_patch``): queries and chunks both pass through them, so a sentence
+about code lands nearer the code. Only those layers' weights change, so the patch is small
+(4.9 MB: int8 matrices with per-column scales, as the packaged file stores them, and fp32 biases
+and layer norms) and is applied to the packaged file when the model loads (the encoder caches the
 patched file, so only a first start needs onnx); the patched graph then goes through the usual
 optimisation and its own cache entry.
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_PATCH_BYTES", "apply_patch", "load_patch", "replace_initializers"]
 
-#: No member of a patch file may unpack to more than this: the layer's biggest matrix is
+#: No member of a patch file may unpack to more than this: a layer's biggest matrix is
 #: 384 x 1536 int8 (590 KB). A bigger member is refused before it is read.
 MAX_PATCH_BYTES = 8 * 1024 * 1024
 _SOURCE_KEY = "source_sha"

@@ -33,7 +33,7 @@ DEFAULT_MAX_TOKENS = 256
 MODEL_CONFIG_FILE = "kenning-model.json"
 #: An optional query adapter in a model directory (``kenning.embedding.adapter``).
 QUERY_ADAPTER_FILE = "query-adapter.npz"
-#: The packaged model's code-tuned last layer (``kenning.embedding.layer_patch``).
+#: The packaged model's code-tuned last layers (``kenning.embedding.layer_patch``).
 LAYER_PATCH_FILE = "code-layer.npz"
 #: Added to the model id when the layer patch is applied, so stores say which weights they hold.
 LAYER_PATCH_SUFFIX = "+code-layer"
