@@ -44,9 +44,9 @@ REPO = Path(__file__).resolve().parents[1]
 LAYERS = (3, 4, 5)
 HEADS = 12
 #: (steps, share of identifier queries, seed) of each phase; the optimiser restarts per phase.
-#: The shipped file is the 600-step checkpoint of a 300 + 600 run, which this reproduces: the
-#: 900-step end measured the same on the development sets but ranked a documented stdlib
-#: function lower (docs/performance.md, session 16).
+#: The shipped file is the 600-step checkpoint of a 300 + 600 run, whose first 600 steps these
+#: are (the same seeds and draws): the 900-step end measured the same on the development sets
+#: but ranked a documented stdlib function lower (docs/performance.md, session 16).
 SCHEDULE = ((300, 0.5, 0), (300, 0.3, 1))
 BATCH = 32
 HARD_NEGATIVES = 16
