@@ -288,7 +288,7 @@ def prepare(
     rng = random.Random(seed)
     rng.shuffle(dirs)
     chosen: list[str] = []
-    stripped: dict[str, tuple[str, list[DocQuery], list[DocQuery]]] = {}
+    copies: dict[str, tuple[str, list[DocQuery], list[DocQuery]]] = {}  # text, its queries
     total = 0
     for d in dirs:
         if total >= budget:
@@ -302,9 +302,12 @@ def prepare(
             except (UnicodeDecodeError, OSError):
                 continue
             out = strip(lang, rel, text)
-            n = _code_lines(out[0])
+            n = _code_lines(out[0])  # the budget counts stripped lines, documented copy or not
+            if documented and random.Random(f"{seed}:{rel}").random() < documented:
+                kept, queries = (text, out[1]) if summaries else without_summaries(text, out[1])
+                out = (kept, queries, out[2])
             chosen.append(rel)
-            stripped[rel] = out
+            copies[rel] = out
             taken += n
             total += n
     keep = set(chosen)
@@ -315,11 +318,7 @@ def prepare(
     desc: list[DocQuery] = []
     idents: list[DocQuery] = []
     for rel in chosen:
-        text, d, i = stripped[rel]
-        if documented and random.Random(f"{seed}:{rel}").random() < documented:
-            text = (root / rel).read_text(encoding="utf-8")
-            if not summaries:
-                text, d = without_summaries(text, d)
+        text, d, i = copies[rel]
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists() or target.read_text(encoding="utf-8") != text:

@@ -53,6 +53,11 @@ DOCUMENTED_START = "<!-- bench:multilang-documented:start -->"
 DOCUMENTED_END = "<!-- bench:multilang-documented:end -->"
 
 
+def markers(documented: bool) -> tuple[str, str]:
+    """The start and end markers of the report's section: ``--documented`` has its own."""
+    return (DOCUMENTED_START, DOCUMENTED_END) if documented else (START, END)
+
+
 def log(msg: str) -> None:
     print(f"[multilang {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -286,13 +291,14 @@ def markdown(r: dict[str, Any]) -> str:
         "cpp": "C++",
     }
     documented = r.get("documented", False)
+    start, end = markers(documented)
     docs = (
         "Doc comments kept in the indexed copy, less the sentence each descriptive query is made of"
         if documented
         else "Doc comments blanked in the indexed copy"
     )
     lines = [
-        DOCUMENTED_START if documented else START,
+        start,
         f"### Multi-language retrieval quality: `{r['command']}` — {r['when']}",
         "",
         f"Sources (bench/mlcorpus.py says how to install them): {r['sources']}. {docs}"
@@ -343,7 +349,7 @@ def markdown(r: dict[str, Any]) -> str:
                 f"| {key} | {t['default']['tune'][key]:.3f} | {t['default']['held'][key]:.3f}"
                 f" | {t['best']['tune'][key]:.3f} | {t['best']['held'][key]:.3f} |"
             )
-    lines.append(DOCUMENTED_END if documented else END)
+    lines.append(end)
     return "\n".join(lines)
 
 
@@ -419,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.output:
         from bench import report
 
-        start, end = (DOCUMENTED_START, DOCUMENTED_END) if args.documented else (START, END)
+        start, end = markers(args.documented)
         report.write(args.output, section, start=start, end=end)
     return 0
 

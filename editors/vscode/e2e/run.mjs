@@ -349,15 +349,17 @@ class Window {
     await this.palette("Kenning: Semantic Search");
     await until(
       "kenning's search picker",
-      async () => {
-        const placeholder = await this.page
-          .$eval(".quick-input-widget .quick-input-box input", (element) => element.placeholder)
-          .catch(() => "");
-        return /^Describe the code/.test(placeholder);
-      },
+      async () => /^Describe the code/.test((await this.quickInput("placeholder")) ?? ""),
       30_000,
     );
     await this.typeQuery(text);
+  }
+
+  /** A property of the quick input's text box (`value`, `placeholder`); undefined when none shows. */
+  quickInput(property) {
+    return this.page
+      .$eval(".quick-input-widget .quick-input-box input", (element, name) => element[name], property)
+      .catch(() => undefined);
   }
 
   /** Types into the open quick input after clearing it, until the input holds exactly `text`. */
@@ -404,9 +406,7 @@ class Window {
       );
     } catch (error) {
       // What the picker showed instead says which step went wrong.
-      const input = await this.page
-        .$eval(".quick-input-widget .quick-input-box input", (element) => element.value)
-        .catch(() => "(no input)");
+      const input = (await this.quickInput("value")) ?? "(no input)";
       throw new Error(`${error.message}; the quick input held "${input}" and showed ${JSON.stringify(last)}`);
     }
   }
