@@ -562,7 +562,7 @@ class Runner:
         )
 
     def multilang(self) -> None:
-        """Python, Go, Rust, TypeScript, Java, C and C++ quality next to the naive 40-line
+        """Python, Go, Rust, TypeScript, JavaScript, Java, C and C++ quality next to the naive 40-line
         hybrid (bench/multilang.py): in the full run or with --only (it embeds ~10,000 chunks
         from scratch, and its sources come from apt and npm)."""
         from bench import multilang

@@ -1,4 +1,4 @@
-"""The multi-language benchmark corpora: real Go, Rust, TypeScript, Java, C and C++ sources with
+"""The multi-language benchmark corpora: real Go, Rust, TypeScript, JavaScript, Java, C and C++ sources with
 their doc comments removed, and the queries those doc comments give.
 
 Where the sources come from (registries only; nothing is committed to this repository):
@@ -12,6 +12,8 @@ Where the sources come from (registries only; nothing is committed to this repos
   library, docstrings stripped as in ``bench.corpus``.
 * **TypeScript**: RxJS 7.8.1 from npm, which ships its ``src/``: ``npm pack rxjs@7.8.1`` into
   ``<workdir>/src`` and unpacked there (done by :func:`locate` when npm is available).
+* **JavaScript**: ESLint 9.17.0's ``lib/`` from npm (plain CommonJS with JSDoc), fetched the
+  same way into ``<workdir>/src/eslint``.
 * **Java**: the OpenJDK 17 class library from Debian, ``apt-get install openjdk-17-source`` →
   ``/usr/lib/jvm/openjdk-17/lib/src.zip``, whose ``java.base/java/*`` (``java.util``,
   ``java.lang``, ``java.io``, ``java.nio`` …) :func:`locate` unzips into
@@ -34,7 +36,7 @@ a few thousand chunks, which this shared machine embeds in minutes.
 
 Doc comments are found with tree-sitter and blanked (their lines kept, so line numbers match):
 Go comment groups directly above a declaration, Rust ``///``/``//!``/``/** */``/``/*! */``,
-TypeScript ``/** */``, Java Javadoc ``/** */`` (``{@code x}``, ``{@link A#b text}`` and HTML
+TypeScript and JavaScript ``/** */``, Java Javadoc ``/** */`` (``{@code x}``, ``{@link A#b text}`` and HTML
 read as the words they show), C comment groups directly above a definition or prototype (on
 lines of their own), C++ Doxygen ``/** */``. Every documented function or method gives a
 descriptive query — the doc comment's first sentence with the item's own name removed — and
@@ -64,6 +66,7 @@ import tree_sitter as ts
 from bench.corpus import DocQuery, _first_sentence
 
 RXJS = "rxjs@7.8.1"
+ESLINT = "eslint@9.17.0"
 GLIBC = "2.36"
 JDK_SRC = "/usr/lib/jvm/openjdk-17/lib/src.zip"
 JUCE_MODULES = "/usr/share/juce/modules"
@@ -112,6 +115,14 @@ SOURCES: dict[str, Source] = {
         ("",),
         frozenset({"testing", "node_modules"}),
         (".d.ts", ".spec.ts"),
+    ),
+    "javascript": Source(
+        "javascript",
+        f"ESLint ({ESLINT.split('@')[1]}, lib/ from npm)",
+        (".js",),
+        ("",),
+        frozenset({"node_modules"}),
+        (".min.js",),
     ),
     "java": Source(
         "java",
@@ -174,20 +185,9 @@ def locate(lang: str, work: Path, *, install: bool = True) -> Path | None:
 
         return stdlib_root()
     if lang == "typescript":
-        root = work / "src" / "rxjs" / "package" / "src"
-        if root.is_dir():
-            return root
-        if not install or shutil.which("npm") is None:
-            return None
-        dest = work / "src"
-        dest.mkdir(parents=True, exist_ok=True)
-        out = subprocess.run(
-            ["npm", "pack", RXJS, "--silent"], cwd=dest, capture_output=True, text=True, check=True
-        )
-        tarball = dest / out.stdout.strip().splitlines()[-1]
-        (dest / "rxjs").mkdir(exist_ok=True)
-        subprocess.run(["tar", "xzf", str(tarball), "-C", str(dest / "rxjs")], check=True)
-        return root if root.is_dir() else None
+        return _npm_package(RXJS, work / "src" / "rxjs", "src", install=install)
+    if lang == "javascript":
+        return _npm_package(ESLINT, work / "src" / "eslint", "lib", install=install)
     if lang == "java":  # unzipped from the JDK's src.zip (openjdk-17-source)
         root = work / "src" / "openjdk-17"
         if (root / "java.base" / "java").is_dir():
@@ -211,6 +211,23 @@ def locate(lang: str, work: Path, *, install: bool = True) -> Path | None:
         root = Path(JUCE_MODULES)
         return root if (root / "juce_core").is_dir() else None
     raise ValueError(f"unknown language {lang!r}")
+
+
+def _npm_package(spec: str, dest: Path, sub: str, *, install: bool) -> Path | None:
+    """``dest/package/sub`` of the npm package ``spec``, packed and unpacked into ``dest`` when
+    missing (and ``install`` and npm allow)."""
+    root = dest / "package" / sub
+    if root.is_dir():
+        return root
+    if not install or shutil.which("npm") is None:
+        return None
+    dest.mkdir(parents=True, exist_ok=True)
+    out = subprocess.run(
+        ["npm", "pack", spec, "--silent"], cwd=dest, capture_output=True, text=True, check=True
+    )
+    tarball = dest / out.stdout.strip().splitlines()[-1]
+    subprocess.run(["tar", "xzf", str(tarball), "-C", str(dest)], check=True)
+    return root if root.is_dir() else None
 
 
 def source_files(src: Source, root: Path) -> list[str]:
@@ -375,6 +392,9 @@ _TARGETS = {
             "variable_declarator",
         }
     ),
+    "javascript": frozenset(
+        {"function_declaration", "generator_function_declaration", "method_definition", "variable_declarator"}
+    ),
     "java": frozenset({"method_declaration", "constructor_declaration"}),
     "c": frozenset({"function_definition"}),
     # C++ also documents declarations (JUCE's doc comments are in the headers): a method
@@ -415,7 +435,10 @@ _GO_DECLS = frozenset(
 _SKIP_BETWEEN = {
     "rust": frozenset({"attribute_item", "inner_attribute_item"}),
     "typescript": frozenset({"decorator"}),
+    "javascript": frozenset({"decorator"}),
 }
+# JavaScript's doc comments (JSDoc) and definitions are read as TypeScript's.
+_JS_LIKE = frozenset({"typescript", "javascript"})
 
 
 def _walk(node: ts.Node) -> Iterator[ts.Node]:
@@ -433,7 +456,7 @@ def _is_comment(node: ts.Node) -> bool:
 def _is_doc(lang: str, text: str) -> bool:
     if lang == "rust":
         return text.startswith(("///", "//!", "/**", "/*!")) and not text.startswith(("////", "/***"))
-    if lang == "typescript":
+    if lang in _JS_LIKE:
         return text.startswith("/**") and not text.startswith("/***")
     if lang in ("java", "cpp"):  # Javadoc, Doxygen
         return text.startswith("/**") and not text.startswith(("/***", "/**/"))
@@ -512,7 +535,7 @@ def _name_of(lang: str, node: ts.Node, src: bytes) -> str | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
-    if lang == "typescript" and node.type == "variable_declarator":
+    if lang in _JS_LIKE and node.type == "variable_declarator":
         value = node.child_by_field_name("value")
         if value is None or value.type not in ("arrow_function", "function_expression"):
             return None
@@ -545,7 +568,7 @@ def _owner(lang: str, node: ts.Node, src: bytes) -> str | None:
                 return src[found[0][0].start_byte : found[0][0].end_byte].decode() if found else None
             name = parent.child_by_field_name("name")
             return src[name.start_byte : name.end_byte].decode() if name else None
-        if lang == "typescript" and t in (
+        if lang in _JS_LIKE and t in (
             "class_declaration",
             "abstract_class_declaration",
             "interface_declaration",
@@ -694,7 +717,7 @@ def strip(lang: str, path: str, text: str) -> tuple[str, list[DocQuery], list[Do
         end_node = lead
         # TypeScript overloads: the signatures and the implementation are one answer.
         nxt = lead.next_named_sibling
-        while lang == "typescript" and nxt is not None:
+        while lang in _JS_LIKE and nxt is not None:
             inner = nxt
             while inner.type in _WRAPPERS and inner.named_child_count == 1:
                 inner = inner.named_children[0]

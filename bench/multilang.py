@@ -1,4 +1,4 @@
-"""Retrieval quality in Go, Rust, TypeScript, Java, C and C++, next to a naive 40-line-window
+"""Retrieval quality in Go, Rust, TypeScript, JavaScript, Java, C and C++, next to a naive 40-line-window
 hybrid.
 
 ``python -m bench.multilang [--workdir DIR] [--budget LINES] [--queries N] [--tune] [--output MD]``
@@ -38,7 +38,7 @@ from typing import Any
 from bench.corpus import DocQuery
 
 REPO = Path(__file__).resolve().parents[1]
-LANGS = ("python", "go", "rust", "typescript", "java", "c", "cpp")
+LANGS = ("python", "go", "rust", "typescript", "javascript", "java", "c", "cpp")
 BUDGET = 9_000  # non-blank code lines per language, after stripping: ~1-1.5k chunks
 SELECT_SEED = 7
 DESC_SEED = 13
@@ -286,6 +286,7 @@ def markdown(r: dict[str, Any]) -> str:
         "go": "Go",
         "rust": "Rust",
         "typescript": "TypeScript",
+        "javascript": "JavaScript",
         "java": "Java",
         "c": "C",
         "cpp": "C++",

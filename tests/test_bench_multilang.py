@@ -109,6 +109,41 @@ def test_typescript_jsdoc_is_blanked_and_overloads_are_one_answer() -> None:
     assert sorted(q.name for q in idents) == ["Box.open", "map"]
 
 
+JS = """/* eslint-disable no-var */
+
+/**
+ * Creates an array of elements split into groups the length of `size`.
+ *
+ * @param {Array} array The array to process.
+ */
+function chunk(array, size) {
+  return [array, size];
+}
+
+class Reporter {
+  /** Reports a `report` problem on the given node. */
+  report(node) {
+    return node;
+  }
+}
+
+/** Checks whether a token is a comma. */
+const isComma = (token) => token.value === ",";
+"""
+
+
+def test_javascript_jsdoc_is_blanked_and_becomes_queries() -> None:
+    text, desc, idents = mlcorpus.strip("javascript", "lib/chunk.js", JS)
+    assert "/**" not in text and "@param" not in text and "eslint-disable" in text
+    assert len(text.split("\n")) == len(JS.split("\n"))
+    by_name = {q.name: q for q in desc}
+    assert by_name["chunk"].query == "Creates an array of elements split into groups the length of `size`"
+    assert (by_name["chunk"].start_line, by_name["chunk"].end_line) == (8, 10)
+    assert by_name["Reporter.report"].query == "Reports a problem on the given node"
+    assert by_name["isComma"].query == "Checks whether a token is a comma"
+    assert sorted(q.name for q in idents) == ["Reporter.report", "chunk", "isComma"]
+
+
 JAVA = """package java.util;
 
 /**
@@ -287,7 +322,7 @@ def test_report_renders_errors_and_results() -> None:
     assert "Doc comments kept in the indexed copy, less the sentence" in documented
 
 
-@pytest.mark.parametrize("lang", ["go", "rust", "typescript", "python", "java", "c", "cpp"])
+@pytest.mark.parametrize("lang", ["go", "rust", "typescript", "javascript", "python", "java", "c", "cpp"])
 def test_every_language_has_a_source(lang: str) -> None:
     assert lang in mlcorpus.SOURCES and lang in multilang.LANGS
 
