@@ -180,6 +180,22 @@ def test_one_liners_of_a_class_defined_out_of_line_are_named_after_that_class() 
     assert listed_members(window.symbol, window.header) == ["get value", "set value", "get default value"]
 
 
+def test_a_one_liner_kept_with_the_chunk_above_it_is_named_with_its_members() -> None:
+    # JUCE's juce_ParameterAttachments.cpp: a one-liner after a destructor is a crumb that joins
+    # the destructor's chunk; its name must be somewhere a typed name can find it.
+    body = "".join(f"    step{i} (value, {i});\n" for i in range(60))
+    text = (
+        "namespace juce\n{\n\nSliderAttachment::SliderAttachment()\n{\n" + body + "}\n\n"
+        "SliderAttachment::~SliderAttachment()\n{\n    slider.removeListener (this);\n}\n\n"
+        "void SliderAttachment::sendInitialUpdate() { attachment.sendInitialUpdate(); }\n"
+        "\n} // namespace juce\n"
+    )
+    chunks = chunk_source("juce_ParameterAttachments.cpp", text, "cpp").chunks
+    kept = next(c for c in chunks if "sendInitialUpdate" in c.text)
+    assert kept.symbol == "juce.SliderAttachment.~SliderAttachment" and "removeListener" in kept.text
+    assert listed_members(kept.symbol, kept.header) == ["send initial update"]
+
+
 def test_top_level_one_liners_of_one_receiver_are_named_after_it() -> None:
     text = src(
         """

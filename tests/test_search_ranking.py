@@ -289,6 +289,7 @@ def cpp_buffer(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     ("query", "first_line"),
     [
         ("~Buffer", "Buffer::~Buffer()"),
+        ("Buffer", "Buffer::Buffer (int size)"),  # the class's name: not its destructor
         ("Buffer::operator<", "bool Buffer::operator< (const Buffer& other) const"),
         ("operator>", "bool Buffer::operator> (const Buffer& other) const"),
         ("Buffer isEmpty", "int Buffer::getSize() const                  { return size; }"),

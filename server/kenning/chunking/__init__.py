@@ -47,7 +47,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     it directly above its implementations for a sentence query); model inputs unchanged.
 # 10: a window of one-liners of one class defined outside it (C++ `Foo::bar` in a namespace,
 #     Go methods of one receiver at the top level) is named after that class, with their names.
-CHUNKER_VERSION = 10
+# 11: a one-line definition kept with the chunk above it (a crumb after `Foo::~Foo`) is named
+#     with that chunk's members.
+CHUNKER_VERSION = 11
 
 log = logging.getLogger(__name__)
 

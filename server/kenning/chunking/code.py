@@ -19,7 +19,8 @@ packed into one window instead of a chunk per line); it still gets its symbol, a
 class body names the one-line functions in it after the class's name: the defined ones as
 members (``interprocess connection: get socket``), then those only declared — C++ prototypes,
 pure virtual and abstract methods — after ``; declares`` (search's name boost reads the defined
-ones only: for a typed name the definition is the answer). Such a window holds four of them at
+ones only: for a typed name the definition is the answer); one kept with the chunk above it (a
+short crumb after a destructor) is listed with that chunk's members. Such a window holds four of them at
 most: a C++ header's run of undocumented declarations packed twenty to a window is a list in
 which each member weighs a twentieth, next to the ``.cpp`` definitions of its siblings, each a
 chunk of its own. Overloads next to each other (one qualified name, only blank lines between)
@@ -527,6 +528,11 @@ class CodeChunker:
             # after `def pack_forget`); at the top level only when nothing separates them.
             if back_fits and previous is not None and (owner is not None or previous.end == start - 1):
                 previous.end = end
+                # A one-line definition in the crumb (`void Foo::update() { … }` after
+                # `Foo::~Foo`) is named with the chunk's members, or its name finds nothing.
+                leaves = owner.leaves if owner is not None else self.root_leaves
+                named = _leaf_names(leaves, start, end, declared=False)
+                previous.members = tuple(dict.fromkeys((*previous.members, *named)))
                 return None
         self._emit_windows(start, end, owner, headers)
         return None

@@ -100,12 +100,15 @@ def punctuation_fits(row: ChunkRow, written: frozenset[str]) -> bool:
     row's definition by its words: a destructor or operator only when it is one written, and
     another definition by the same words only when its text holds one written (`~Buffer` does
     not name the constructor `Buffer`, `operator<` not `operator>`; the class declaring
-    `~Buffer` it does)."""
-    if not written or not row.symbol:
+    `~Buffer` it does). A destructor is named only by writing it: its words are its class's,
+    and "Buffer" means the class or its constructor."""
+    if not row.symbol:
         return True
     leaf = "".join(row.symbol.rsplit(".", 1)[-1].split())
     if _PUNCTUATED.fullmatch(leaf):
-        return leaf in written
+        return leaf in written or (not written and not leaf.startswith("~"))
+    if not written:
+        return True
     alike = [name for name in written if name_parts(name) == name_parts(leaf)]
     if not alike:
         return True
