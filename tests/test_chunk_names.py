@@ -160,16 +160,20 @@ def test_rulers_are_shortened_in_the_model_input() -> None:
     ]
 
 
-def test_one_liners_of_a_class_defined_out_of_line_are_named_after_that_class() -> None:
-    # JUCE's .cpp files: one-line definitions of one class inside `namespace juce`, which is
-    # too long to be one chunk.
+def in_juce_namespace(long_definition: str, after: str) -> str:
+    """A JUCE ``.cpp``: ``namespace juce`` (too long to be one chunk) holding ``long_definition``
+    with a 60-line body, then ``after``."""
     body = "".join(f"    step{i} (value, {i});\n" for i in range(60))
-    text = (
-        "namespace juce\n{\n\nAudioParameterFloat::~AudioParameterFloat()\n{\n" + body + "}\n\n"
+    return f"namespace juce\n{{\n\n{long_definition}\n{{\n{body}}}\n\n{after}\n}} // namespace juce\n"
+
+
+def test_one_liners_of_a_class_defined_out_of_line_are_named_after_that_class() -> None:
+    # JUCE's .cpp files: one-line definitions of one class inside `namespace juce`.
+    text = in_juce_namespace(
+        "AudioParameterFloat::~AudioParameterFloat()",
         "float AudioParameterFloat::getValue() const          { return convertTo0to1 (value); }\n"
         "void AudioParameterFloat::setValue (float newValue)  { value = convertFrom0to1 (newValue); }\n"
-        "float AudioParameterFloat::getDefaultValue() const   { return convertTo0to1 (defaultValue); }\n"
-        "\n} // namespace juce\n"
+        "float AudioParameterFloat::getDefaultValue() const   { return convertTo0to1 (defaultValue); }\n",
     )
     chunks = chunk_source("juce_AudioParameterFloat.cpp", text, "cpp").chunks
     window = next(c for c in chunks if "getValue" in c.text)
@@ -183,12 +187,10 @@ def test_one_liners_of_a_class_defined_out_of_line_are_named_after_that_class() 
 def test_a_one_liner_kept_with_the_chunk_above_it_is_named_with_its_members() -> None:
     # JUCE's juce_ParameterAttachments.cpp: a one-liner after a destructor is a crumb that joins
     # the destructor's chunk; its name must be somewhere a typed name can find it.
-    body = "".join(f"    step{i} (value, {i});\n" for i in range(60))
-    text = (
-        "namespace juce\n{\n\nSliderAttachment::SliderAttachment()\n{\n" + body + "}\n\n"
+    text = in_juce_namespace(
+        "SliderAttachment::SliderAttachment()",
         "SliderAttachment::~SliderAttachment()\n{\n    slider.removeListener (this);\n}\n\n"
-        "void SliderAttachment::sendInitialUpdate() { attachment.sendInitialUpdate(); }\n"
-        "\n} // namespace juce\n"
+        "void SliderAttachment::sendInitialUpdate() { attachment.sendInitialUpdate(); }\n",
     )
     chunks = chunk_source("juce_ParameterAttachments.cpp", text, "cpp").chunks
     kept = next(c for c in chunks if "sendInitialUpdate" in c.text)
