@@ -16,6 +16,7 @@ from kenning.search.bm25 import DocCounts, lexical_candidates, lexical_on_own_co
 from kenning.search.dense import dense_candidates, dense_half, not_ready
 from kenning.search.filters import FilterCache, filtered_file_ids
 from kenning.search.fusion import fuse
+from kenning.search.markup import reader_text
 from kenning.search.types import SearchCancelled, SearchQuery, SearchResponse, validate_query
 from kenning.types import ShouldStop
 
@@ -55,7 +56,8 @@ class Searcher:
         engine = self.engine
         validate_query(query)
         response = SearchResponse()
-        text = query.text.strip()
+        # `{@link Observable}` is the word `Observable`: neither half should search for "link".
+        text = reader_text(query.text).strip()
         if not text or engine.db is None:
             return response
         conn = engine.db.reader()

@@ -1,0 +1,90 @@
+"""A query's doc markup (`{@link X}`, Markdown link addresses) is read as the words it shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.config import Config
+from kenning.embedding import Encoder
+from kenning.engine import Engine
+from kenning.indexer import update
+from kenning.search import SearchQuery, search
+from kenning.search.markup import reader_text
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (
+            "Converts an Observable of {@link ObservableNotification} objects",
+            "Converts an Observable of ObservableNotification objects",
+        ),
+        ("Adds it, see {@link List#add(Object) add}", "Adds it, see add"),
+        ("see {@link List#add(Object)}", "see List.add"),
+        ("see {@link #size}", "see size"),
+        ("A {@linkcode Subscriber|subscriber} of it", "A subscriber of it"),
+        ("{@linkplain   Foo  }", "Foo"),
+        ("Returns {@code true} if {@literal a<b}", "Returns true if a<b"),
+        ("{@inheritDoc} Closes it", " Closes it"),
+        (
+            "Performs an HTTP PUT using the [XMLHttpRequest](https://developer.mozilla.org/en-US/docs/Web/API)",
+            "Performs an HTTP PUT using the XMLHttpRequest",
+        ),
+        ("see [the guide](./guide.md#setup) and [top](#top)", "see the guide and top"),
+        # Code and intra-doc links stay as written.
+        ("handlers[0](event) and handlers[i](e)", "handlers[0](event) and handlers[i](e)"),
+        ("Returns the [`Vec`] as a [`Box`]", "Returns the [`Vec`] as a [`Box`]"),
+        ("Map<K, V> { key }", "Map<K, V> { key }"),
+        ("`parse` the {@ header", "`parse` the {@ header"),
+    ],
+)
+def test_reader_text(query: str, expected: str) -> None:
+    assert reader_text(query) == expected
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("markup")
+    (root / "dematerialize.ts").write_text(
+        "export function dematerialize<N extends ObservableNotification<any>>(): OperatorFunction<N, any> {\n"
+        "  return operate((source, subscriber) => {\n"
+        "    source.subscribe(\n"
+        "      createOperatorSubscriber(subscriber, (n) => observeNotification(n, subscriber)),\n"
+        "    );\n"
+        "  });\n}\n"
+    )
+    (root / "links.ts").write_text(
+        "export function linkTo(anchor: HTMLAnchorElement, href: string): void {\n"
+        "  // See https://developer.mozilla.org/en-US/docs/Web/HTML/Element/a for the link element.\n"
+        "  anchor.href = href;\n}\n"
+    )
+    model = Encoder.load()
+    with Engine(root, Config(), encoder_factory=lambda _c: model).open() as eng:
+        update(eng)
+        yield eng
+
+
+def paths(engine: Engine, text: str, mode: str) -> list[str]:
+    return [hit.path for hit in search(engine, SearchQuery(text, limit=5, mode=mode)).hits]  # type: ignore[arg-type]
+
+
+def test_a_link_tag_is_not_a_query_word(engine: Engine) -> None:
+    assert paths(engine, "link", "lexical") == ["links.ts"]  # "link" alone finds the comment
+    assert paths(engine, "{@link ObservableNotification}", "lexical") == ["dematerialize.ts"]
+    assert paths(engine, "the {@link ObservableNotification} link", "lexical")[0] == "links.ts"
+
+
+def test_a_markdown_links_address_is_not_a_query_word(engine: Engine) -> None:
+    assert paths(engine, "mozilla", "lexical") == ["links.ts"]
+    query = "Notification [ObservableNotification](https://developer.mozilla.org/en-US/docs/Web)"
+    assert paths(engine, query, "lexical") == ["dematerialize.ts"]
+
+
+def test_both_halves_read_the_markup_as_its_words(engine: Engine) -> None:
+    marked = "Converts an Observable of {@link ObservableNotification} objects into emissions"
+    plain = "Converts an Observable of ObservableNotification objects into emissions"
+    hits = search(engine, SearchQuery(marked, limit=5)).hits
+    assert [(h.path, h.score) for h in hits] == [
+        (h.path, h.score) for h in search(engine, SearchQuery(plain, limit=5)).hits
+    ]
+    assert hits[0].path == "dematerialize.ts"
