@@ -1,5 +1,6 @@
 """Fusing the two halves: weighted reciprocal rank fusion plus a boost for query words that
-name the chunk's definition; for a sentence, a trait's or interface's member declaration
+name the chunk's definition (or an operator the query writes that it declares as its alias,
+``search.aliases``); for a sentence, a trait's or interface's member declaration
 directly above its best-ranked implementation; then hits, without duplicate texts or
 overlapping spans.
 """
@@ -10,7 +11,7 @@ import functools
 import logging
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from kenning.chunking.header import listed_members
 from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, STRETCH_KINDS
@@ -212,17 +213,21 @@ def fuse(
     *,
     keep_boilerplate: bool = False,
     total: int | None = None,
+    aliased: Mapping[int, float] | None = None,
 ) -> list[Hit]:
     """The hits, best first. ``total``: the highest chunk id, read once per query by the caller
-    (read here when not given and needed)."""
+    (read here when not given and needed). ``aliased``: chunks that declare operators the
+    query writes as their aliases, with the share of the name boost each earns
+    (``search.aliases``): candidates, with that boost."""
     assert engine.db is not None
-    ids = list(dict.fromkeys([*(cid for cid, _ in dense), *lexical]))
+    aliased = aliased or {}
+    ids = list(dict.fromkeys([*(cid for cid, _ in dense), *lexical, *aliased]))
     rows = engine.db.chunks_by_id(ids, conn)
     if not keep_boilerplate:
         # Import blocks and licence headers stay lexically findable, but their vectors sit
         # close to many descriptive queries while saying nothing about what the code does.
         dense = [(cid, sim) for cid, sim in dense if cid in rows and not is_boilerplate(rows[cid])]
-        ids = list(dict.fromkeys([*(cid for cid, _ in dense), *lexical]))
+        ids = list(dict.fromkeys([*(cid for cid, _ in dense), *lexical, *aliased]))
     dense_rank = {cid: i + 1 for i, (cid, _) in enumerate(dense)}
     dense_sim = dict(dense)
     lexical_rank = {cid: i + 1 for i, cid in enumerate(lexical)}
@@ -258,6 +263,7 @@ def fuse(
             if cid in lexical_rank:
                 score += lexical_weight / (tuning.RRF_K + lexical_rank[cid])
             score += chunk_boost(term_set, row, owner_terms, inside=inside, written=written)
+            score += tuning.NAME_BOOST * aliased.get(cid, 0.0)
         scored.append((score, row))
     if not inside and scored:
         # A sentence says what an operation does, and a trait's declaration is where that is

@@ -12,6 +12,7 @@ import numpy as np
 
 from kenning.engine import Engine
 from kenning.search import tuning
+from kenning.search.aliases import aliased_chunks, written_operators
 from kenning.search.bm25 import DocCounts, lexical_candidates, lexical_on_own_connection
 from kenning.search.dense import dense_candidates, dense_half, not_ready
 from kenning.search.filters import FilterCache, filtered_file_ids
@@ -98,7 +99,9 @@ class Searcher:
                 return response
             lexical = lexical or lexical_candidates(engine, conn, text, file_ids, n, total=total)
         checkpoint()
-        response.hits = fuse(engine, conn, query, text, dense or [], lexical, total=total)
+        operators = written_operators(text) if query.mode != "semantic" else frozenset()
+        aliased = aliased_chunks(engine, conn, operators, file_ids)
+        response.hits = fuse(engine, conn, query, text, dense or [], lexical, total=total, aliased=aliased)
         return response
 
     def similar(
