@@ -9,7 +9,8 @@ from kenning.embedding import Encoder
 from kenning.engine import Engine
 from kenning.indexer import update
 from kenning.search import SearchQuery, search
-from kenning.search.markup import reader_text
+from kenning.search.fusion import spans_written
+from kenning.search.markup import code_spans, reader_text
 
 
 @pytest.mark.parametrize(
@@ -88,3 +89,76 @@ def test_both_halves_read_the_markup_as_its_words(engine: Engine) -> None:
         (h.path, h.score) for h in search(engine, SearchQuery(plain, limit=5)).hits
     ]
     assert hits[0].path == "dematerialize.ts"
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Converts a `&str` into a `Box<str>`", ["Box<str>"]),
+        ("Converts to `Box<[T], A>` or `Pin< Rc<T> >`", ["Box<[T],A>", "Pin<Rc<T>>"]),
+        ("Listens with `process.on('error')`", ["process.on('error')"]),
+        # One name, or a path, is the halves' to find; an operator is search.aliases'.
+        ('The `Rc`, `"json"`, `connect()`, `std::mem::swap` and `+=`', []),
+        ("no code here <T>", []),
+    ],
+)
+def test_code_spans(query: str, expected: list[str]) -> None:
+    assert code_spans(query) == expected
+
+
+def test_spans_written() -> None:
+    text = "impl From<&str> for Box<str> {\n    fn from(s: &str) -> Box< str > {"
+    assert spans_written(["Box<str>"], text) == 1.0
+    assert spans_written(["Box<str>", "Box<[u8]>"], text) == 0.5
+    assert spans_written(["Rc<str>"], text) == 0.0
+
+
+CONVERSIONS = [
+    ("&str", "Box<str>"),
+    ("&str", "Rc<str>"),
+    ("String", "Box<str>"),
+    ("Box<str>", "Box<[u8]>"),
+    ("&[T]", "Box<[T]>"),
+    ("Vec<T>", "Box<[T]>"),
+    ("[T; N]", "Box<[T]>"),
+    ("T", "Box<T>"),
+    ("Box<T>", "Rc<T>"),
+    ("Vec<T>", "Rc<[T]>"),
+]
+
+
+@pytest.fixture(scope="module")
+def conversions(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("conversions")
+    (root / "boxed.rs").write_text(
+        "".join(
+            f"impl<T> From<{source}> for {target} {{\n"
+            f"    fn from(value: {source}) -> {target} {{\n        convert(value)\n    }}\n}}\n\n"
+            for source, target in CONVERSIONS
+        )
+    )
+    model = Encoder.load()
+    with Engine(root, Config(), encoder_factory=lambda _c: model).open() as eng:
+        update(eng)
+        yield eng
+
+
+@pytest.mark.parametrize(
+    ("conversion", "mode"),
+    [
+        # BM25 alone ranks `From<T> for Box<[T]>`-like siblings first for these two: every
+        # impl holds the words `box`, `t` and `rc`; only the written type tells them apart.
+        (("T", "Box<T>"), "lexical"),
+        (("Box<T>", "Rc<T>"), "lexical"),
+        (("&str", "Box<str>"), "hybrid"),
+        (("&[T]", "Box<[T]>"), "hybrid"),
+        (("Box<str>", "Box<[u8]>"), "hybrid"),
+    ],
+)
+def test_code_the_query_writes_finds_the_chunk_that_writes_it(
+    conversions: Engine, conversion: tuple[str, str], mode: str
+) -> None:
+    source, target = conversion
+    query = SearchQuery(f"Converts a `{source}` into a `{target}`", limit=4, mode=mode)  # type: ignore[arg-type]
+    hits = search(conversions, query).hits
+    assert hits[0].start_line == 1 + 6 * CONVERSIONS.index(conversion)

@@ -1,6 +1,7 @@
 """Fusing the two halves: weighted reciprocal rank fusion plus a boost for query words that
 name the chunk's definition (or an operator the query writes that it declares as its alias,
-``search.aliases``); for a sentence, a trait's or interface's member declaration
+``search.aliases``) and for code the query writes that the chunk holds (`Box<[T], A>`); for a
+sentence, a trait's or interface's member declaration
 directly above its best-ranked implementation; then hits, without duplicate texts or
 overlapping spans.
 """
@@ -19,12 +20,20 @@ from kenning.engine import Engine
 from kenning.lexical import identifier_like, name_parts, query_terms
 from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
+from kenning.search.markup import code_spans
 from kenning.search.preview import preview
 from kenning.search.types import Hit, SearchQuery
 from kenning.store.rows import ChunkRow
 from kenning.workspace import stored_path_is_plain
 
 log = logging.getLogger("kenning.search")
+
+
+def spans_written(spans: Sequence[str], text: str) -> float:
+    """The share of ``spans`` (written without spaces, ``markup.code_spans``) that ``text``
+    holds, its spaces ignored."""
+    flat = "".join(text.split())
+    return sum(1 for span in spans if span in flat) / len(spans)
 
 
 def is_boilerplate(row: ChunkRow) -> bool:
@@ -249,6 +258,7 @@ def fuse(
             if total is None:
                 total = engine.db.max_chunk_id(conn)
             owner_terms = rare_terms(engine, conn, [t for t in terms if t in named], total)
+    written_code = code_spans(text)
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
         row = rows.get(cid)
@@ -264,6 +274,8 @@ def fuse(
                 score += lexical_weight / (tuning.RRF_K + lexical_rank[cid])
             score += chunk_boost(term_set, row, owner_terms, inside=inside, written=written)
             score += tuning.NAME_BOOST * aliased.get(cid, 0.0)
+            if written_code:  # `Box<[T], A>`: the code the query writes, as the chunk writes it
+                score += tuning.CODE_SPAN_BOOST * spans_written(written_code, row.text)
         scored.append((score, row))
     if not inside and scored:
         # A sentence says what an operation does, and a trait's declaration is where that is

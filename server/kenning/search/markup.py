@@ -6,7 +6,8 @@ HTTP PUT using the [XMLHttpRequest](https://developer.mozilla.org/…)``. The ta
 the link's address are not what the code says: as query words they find chunks that mention
 "link" or "mozilla", and they pull the query's vector toward prose. Backticks stay: the model
 reads them as code (removing them cost bench.multilang descriptive MRR@10 in TypeScript, Rust
-and JavaScript alike).
+and JavaScript alike), and a backticked type (`Box<[T], A>`) is code the chunk may hold as
+written (:func:`code_spans`), which neither half can see whole.
 """
 
 from __future__ import annotations
@@ -43,3 +44,22 @@ def reader_text(query: str) -> str:
     if "](" in query:
         query = _MARKDOWN_LINK.sub(r"\1", query)
     return query
+
+
+_BACKTICKED = re.compile(r"`([^`]+)`")
+_STRUCTURE = re.compile(r"[^\w\s.:]")  # punctuation other than a path's `.` and `::`
+_WORD = re.compile(r"\w+")
+
+
+def code_spans(query: str) -> list[str]:
+    """The query's backticked code that relates two names or more by punctuation (`Box<str>`,
+    `&[T]` is one name, `Box<[T], A>`, `process.on('error')`), without its spaces: what BM25's
+    words and the model's vector both blur (which type is inside which). A name alone (`Rc`,
+    `"json"`, `connect()`) is left to them, an operator to ``search.aliases``."""
+    if "`" not in query:
+        return []
+    return [
+        "".join(span.split())
+        for span in _BACKTICKED.findall(query)
+        if _STRUCTURE.search(span) and len(_WORD.findall(span)) >= 2
+    ]
