@@ -32,6 +32,16 @@ from kenning.search.markup import code_spans, reader_text
             "Performs an HTTP PUT using the XMLHttpRequest",
         ),
         ("see [the guide](./guide.md#setup) and [top](#top)", "see the guide and top"),
+        (
+            "Copies the string into a newly allocated <code>[Arc]&lt;[OsStr]&gt;</code>",
+            "Copies the string into a newly allocated `Arc<OsStr>`",
+        ),
+        (
+            "Extends it with <code>&[OsStr]</code> or <code>[io::Error]</code>",
+            "Extends it with `&OsStr` or `io::Error`",
+        ),
+        ("a <code>Box<[u8]> &amp;&amp; b</code>", "a `Box<[u8]> && b`"),
+        ('unescapes entities like "&lt;" to become "<"', 'unescapes entities like "&lt;" to become "<"'),
         # Code and intra-doc links stay as written.
         ("handlers[0](event) and handlers[i](e)", "handlers[0](event) and handlers[i](e)"),
         ("Returns the [`Vec`] as a [`Box`]", "Returns the [`Vec`] as a [`Box`]"),

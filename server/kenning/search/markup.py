@@ -18,6 +18,12 @@ import re
 # {@linkcode Target}, {@code x}, {@literal x}, {@inheritDoc}.
 _INLINE_TAG = re.compile(r"\{@(\w+)(?:\s+([^{}]*))?\}")
 _LINK_TAGS = frozenset({"link", "linkcode", "linkplain"})
+# rustdoc's code with links in it, `<code>[Box]&lt;[OsStr]&gt;</code>`: code, the links' brackets and
+# the HTML entities read as what they show, `Box<OsStr>`.
+_HTML_CODE = re.compile(r"<code>(.*?)</code>")
+_CODE_LINK = re.compile(r"\[((?:[A-Z]\w+|\w+(?:::\w+)+))\]")  # [Box], [io::Error]; not [T], [u8]
+_ENTITIES = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&nbsp;": " "}
+_ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
 # A Markdown link with its address (a URL, a path, an anchor): [text](https://…) → text. Code
 # such as `handlers[0](event)` is not one.
 _MARKDOWN_LINK = re.compile(r"\[([^\[\]]*[^\W\d][^\[\]]*)\]\((?:[a-z][a-z0-9+.-]*://|[./#])[^()\s]*\)")
@@ -38,12 +44,21 @@ def _inline_tag(match: re.Match[str]) -> str:
 def reader_text(query: str) -> str:
     """``query`` with inline doc tags and Markdown link addresses replaced by what they show:
     ``{@link Observable}`` → ``Observable``, ``{@link List#add(Object) add}`` → ``add``,
-    ``[XMLHttpRequest](https://…)`` → ``XMLHttpRequest``. Other text is kept as it is."""
+    ``[XMLHttpRequest](https://…)`` → ``XMLHttpRequest``, rustdoc's
+    ``<code>[Box]&lt;[OsStr]&gt;</code>`` → ```Box<OsStr>```. Other text is kept as it is."""
     if "{@" in query:
         query = _INLINE_TAG.sub(_inline_tag, query)
     if "](" in query:
         query = _MARKDOWN_LINK.sub(r"\1", query)
+    if "<code>" in query:
+        query = _HTML_CODE.sub(_html_code, query)
     return query
+
+
+def _html_code(match: re.Match[str]) -> str:
+    # Entities only here: a query may be about them ("unescapes entities like "&lt;"").
+    code = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], _CODE_LINK.sub(r"\1", match.group(1)))
+    return f"`{code}`"
 
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
