@@ -107,6 +107,17 @@ def test_a_signature_of_another_name_is_not_glued() -> None:
         ),
         ("rust", "m.rs", "//! Module doc.\n\nuse std::fmt;\nmod inner;\n\nfn f() {\n    g();\n}\n", 4),
         (
+            # A module's re-export list, each `pub use` under its stability attribute.
+            "rust",
+            "sources.rs",
+            "#![allow(dead_code)]\nmod once;\nmod repeat;\n\n"
+            '#[stable(feature = "iter_once", since = "1.2.0")]\npub use self::once::{once, Once};\n\n'
+            '#[cfg(test)]\n#[stable(feature = "rust1", since = "1.0.0")]\n'
+            "pub use self::repeat::{repeat, Repeat};\n\n"
+            "fn f() {\n    g();\n}\n",
+            10,
+        ),
+        (
             "typescript",
             "m.ts",
             "/** licence */\nimport { a } from './a';\nexport * from './b';\n\n"

@@ -49,7 +49,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     Go methods of one receiver at the top level) is named after that class, with their names.
 # 11: a one-line definition kept with the chunk above it (a crumb after `Foo::~Foo`) is named
 #     with that chunk's members.
-CHUNKER_VERSION = 11
+# 12: a Rust window of `mod` and `pub use` lines under attributes (`#[stable(…)]`, a module's
+#     re-export list) is kind `imports`, as without the attributes; model inputs unchanged.
+CHUNKER_VERSION = 12
 
 log = logging.getLogger(__name__)
 

@@ -742,7 +742,9 @@ _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 _WINDOW_MEMBERS = 4
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 # Top-level nodes that neither make a window boilerplate nor keep it from being so.
-_NEUTRAL = frozenset({"inner_attribute_item", "ERROR"})
+# Nodes that neither make a window code nor imports: Rust's attributes (`#![no_std]`, and the
+# `#[stable(…)]` on each `pub use` of a module's re-export list).
+_NEUTRAL = frozenset({"inner_attribute_item", "attribute_item", "ERROR"})
 
 
 def _is_comment(node: ts.Node) -> bool:
