@@ -67,6 +67,16 @@ def test_a_name_part_spells_the_query_word_it_begins() -> None:
     assert s.name_boost({"zero"}, "zeroed_page") == 0.0
 
 
+def test_a_function_word_alone_does_not_spell_a_name() -> None:
+    # "Creates a Unix datagram socket bound to the given path" is `bind`, not `send_to`.
+    terms = {"creates", "a", "unix", "datagram", "socket", "bound", "to", "the", "given", "path"}
+    assert s.name_boost(terms, "UnixDatagram.send_to") == 0.0
+    assert s.name_boost(terms | {"sends"}, "UnixDatagram.send_to") > 0  # "send" is its own word
+    assert s.name_boost({"converts", "it", "to", "a", "string"}, "to_string") > 0
+    # A name of function words only is spelled by them: the query `into` finds `Into.into`.
+    assert s.name_boost({"into"}, "Into.into") > 0
+
+
 def test_a_name_spelled_more_fully_clearly_outranks_its_sibling() -> None:
     # "Constructs a new box with uninitialized contents in the provided allocator": the dense
     # half cannot tell `Box.new_uninit_in` from `Box.new_in` (ranks 22 and 2 in bench.multilang's

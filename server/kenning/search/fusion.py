@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from kenning.chunking.header import listed_members
 from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, STRETCH_KINDS
 from kenning.engine import Engine
-from kenning.lexical import identifier_like, name_parts, query_terms
+from kenning.lexical import FUNCTION_WORDS, identifier_like, name_parts, query_terms
 from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
 from kenning.search.markup import code_spans
@@ -71,6 +71,10 @@ def name_boost(
     if not parts:
         return 0.0
     common = sum(1 for part in parts if spelled(part, terms))
+    # A sentence's "to" does not name `send_to`: a name with a word of its own is spelled by it.
+    own_words = parts - FUNCTION_WORDS
+    if own_words and not any(spelled(part, terms) for part in own_words):
+        return 0.0
     # Half the name at least: "marker" alone must not lift `bom_marker_fn` over the chunk that
     # holds the exact identifier the user typed.
     if common * 2 < len(parts):
