@@ -20,6 +20,8 @@ from kenning.search.aliases import doc_aliases, written_operators
         ("Performs the unary `-` operation on `x`", {"-"}),
         ("`>>=` or `<<=`, and `[]`", {">>=", "<<=", "[]"}),
         ("Performs the += operation", set()),  # not written as code
+        (" += ", {"+="}),  # unless it is the whole query
+        ("a - b", set()),
         ("`add_assign` and `Vec<T>`", set()),  # code, but not an operator
         ("a `` b", set()),
     ],
@@ -75,6 +77,11 @@ def test_an_operator_written_as_code_finds_the_trait_aliased_by_it(
 ) -> None:
     hits = search(engine, SearchQuery(f"Performs the `{operator}` operation", limit=5, mode=mode)).hits  # type: ignore[arg-type]
     assert hits[0].symbol == trait
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_an_operator_alone_finds_the_trait_aliased_by_it(engine: Engine, mode: str) -> None:
+    assert search(engine, SearchQuery("*=", limit=5, mode=mode)).hits[0].symbol == "MulAssign"  # type: ignore[arg-type]
 
 
 def test_an_operator_not_written_as_code_or_a_semantic_query_adds_nothing(engine: Engine) -> None:

@@ -31,7 +31,10 @@ ALIASED_CHUNKS_MAX = 2_000
 
 
 def written_operators(text: str) -> frozenset[str]:
-    """The operators ``text`` writes in backticks: ``{"+="}`` for "Performs the `+=` operation"."""
+    """The operators ``text`` writes in backticks (``{"+="}`` for "Performs the `+=` operation"),
+    or the operator that is all of it (a search for ``+=``)."""
+    if _OPERATOR.fullmatch(text.strip()):
+        return frozenset({text.strip()})
     return frozenset(_WRITTEN.findall(text)) if "`" in text else frozenset()
 
 
