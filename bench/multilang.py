@@ -1,8 +1,10 @@
 """Retrieval quality in Go, Rust, TypeScript, JavaScript, Java, C and C++, next to a naive 40-line-window
 hybrid.
 
-``python -m bench.multilang [--workdir DIR] [--budget LINES] [--queries N] [--tune] [--output MD]``
-(also ``python -m bench --only multilang``). Sources and how to install them: ``bench.mlcorpus``.
+``python -m bench.multilang [--workdir DIR] [--budget LINES] [--queries N] [--tune] [--select-seed N]
+[--output MD]`` (also ``python -m bench --only multilang``). Sources and how to install them:
+``bench.mlcorpus``. ``--select-seed``: another sample of the same sources (7, the default, is the
+one tuned on), reported in its own section.
 
 Per language, two indexes of the same doc-comment-free copy are built in ``<workdir>/<lang>/``
 and kept there: kenning's own chunking (``store-kenning``) and plain 40-line windows
@@ -53,9 +55,13 @@ DOCUMENTED_START = "<!-- bench:multilang-documented:start -->"
 DOCUMENTED_END = "<!-- bench:multilang-documented:end -->"
 
 
-def markers(documented: bool) -> tuple[str, str]:
-    """The start and end markers of the report's section: ``--documented`` has its own."""
-    return (DOCUMENTED_START, DOCUMENTED_END) if documented else (START, END)
+def markers(documented: bool, select_seed: int = SELECT_SEED) -> tuple[str, str]:
+    """The start and end markers of the report's section: ``--documented`` has its own, and so
+    has another selection seed (another sample of the same sources, nothing tuned on it)."""
+    if select_seed == SELECT_SEED:
+        return (DOCUMENTED_START, DOCUMENTED_END) if documented else (START, END)
+    name = f"multilang{'-documented' if documented else ''}-seed{select_seed}"
+    return f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"
 
 
 def log(msg: str) -> None:
@@ -101,7 +107,16 @@ def build(ws: Path, store: Path, naive: bool) -> dict[str, Any]:
 class Lang:
     """One language's workspace, indexes and queries."""
 
-    def __init__(self, lang: str, work: Path, budget: int, queries: int, *, documented: bool = False) -> None:
+    def __init__(
+        self,
+        lang: str,
+        work: Path,
+        budget: int,
+        queries: int,
+        *,
+        documented: bool = False,
+        select_seed: int = SELECT_SEED,
+    ) -> None:
         from bench import mlcorpus
         from bench.corpus import docstring_queries
 
@@ -117,7 +132,7 @@ class Lang:
             root,
             self.ws,
             budget=budget,
-            seed=SELECT_SEED,
+            seed=select_seed,
             documented=1.0 if documented else 0.0,
             summaries=False,
         )
@@ -292,7 +307,7 @@ def markdown(r: dict[str, Any]) -> str:
         "cpp": "C++",
     }
     documented = r.get("documented", False)
-    start, end = markers(documented)
+    start, end = markers(documented, r.get("select_seed", SELECT_SEED))
     docs = (
         "Doc comments kept in the indexed copy, less the sentence each descriptive query is made of"
         if documented
@@ -304,7 +319,8 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         f"Sources (bench/mlcorpus.py says how to install them): {r['sources']}. {docs}"
         f"; a seeded subset of whole directories per language (selection seed"
-        f" {SELECT_SEED}, budget {r['budget']:,} non-blank lines); descriptive queries = a doc"
+        f" {r.get('select_seed', SELECT_SEED)}, budget {r['budget']:,} non-blank lines); descriptive"
+        f" queries = a doc"
         f" comment's first sentence minus the item's name (seed {DESC_SEED}), identifier queries ="
         f" the name, `Owner name` where the name alone is ambiguous (seed {IDENT_SEED}). MRR@10;"
         f" naive = 40-line windows, same model input and hybrid search; no query adapter = kenning's"
@@ -362,10 +378,12 @@ def run(
     langs: Sequence[str] = LANGS,
     do_tune: bool = False,
     documented: bool = False,
+    select_seed: int = SELECT_SEED,
 ) -> dict[str, Any]:
     r: dict[str, Any] = {
         "budget": budget,
         "documented": documented,
+        "select_seed": select_seed,
         "langs": {},
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
@@ -375,7 +393,7 @@ def run(
 
     for lang in langs:
         try:
-            item = Lang(lang, work, budget, queries, documented=documented)
+            item = Lang(lang, work, budget, queries, documented=documented, select_seed=select_seed)
         except (OSError, subprocess.CalledProcessError) as exc:  # sources missing, npm offline
             r["langs"][lang] = {"error": str(exc)}
             log(str(exc))
@@ -405,6 +423,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", type=Path, default=None, help="write the section into this Markdown file")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--select-seed",
+        type=int,
+        default=SELECT_SEED,
+        help=f"the seed of each language's subset of directories (default {SELECT_SEED}, the sample tuned"
+        " on; another is a sample nothing was tuned on: give it its own --workdir)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     work = args.workdir.resolve()
@@ -416,8 +441,11 @@ def main(argv: list[str] | None = None) -> int:
         langs=args.langs.split(","),
         do_tune=args.tune,
         documented=args.documented,
+        select_seed=args.select_seed,
     )
     flags = [flag for flag, on in (("--tune", args.tune), ("--documented", args.documented)) if on]
+    if args.select_seed != SELECT_SEED:
+        flags.append(f"--select-seed {args.select_seed}")
     r["command"] = " ".join(["python -m bench.multilang", *flags])
     section = markdown(r)
     print(section)
@@ -426,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.output:
         from bench import report
 
-        start, end = markers(args.documented)
+        start, end = markers(args.documented, args.select_seed)
         report.write(args.output, section, start=start, end=end)
     return 0
 

@@ -320,6 +320,14 @@ def test_report_renders_errors_and_results() -> None:
     documented = multilang.markdown({**r, "documented": True})  # its own section of the file
     assert documented.startswith(multilang.DOCUMENTED_START) and documented.endswith(multilang.DOCUMENTED_END)
     assert "Doc comments kept in the indexed copy, less the sentence" in documented
+    # Another sample of the same sources has its own section, and says which.
+    other = multilang.markdown({**r, "select_seed": 8})
+    assert other.startswith("<!-- bench:multilang-seed8:start -->")
+    assert other.endswith("<!-- bench:multilang-seed8:end -->") and "(selection seed 8," in other
+    assert multilang.markers(True, 8) == (
+        "<!-- bench:multilang-documented-seed8:start -->",
+        "<!-- bench:multilang-documented-seed8:end -->",
+    )
 
 
 @pytest.mark.parametrize("lang", ["go", "rust", "typescript", "javascript", "python", "java", "c", "cpp"])
