@@ -741,9 +741,8 @@ _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 # The most one-line members (declarations, one-line definitions) a window of a class body holds.
 _WINDOW_MEMBERS = 4
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
-# Top-level nodes that neither make a window boilerplate nor keep it from being so.
-# Nodes that neither make a window code nor imports: Rust's attributes (`#![no_std]`, and the
-# `#[stable(…)]` on each `pub use` of a module's re-export list).
+# Top-level nodes that neither make a window boilerplate nor keep it from being so: Rust's
+# attributes (`#![no_std]`, and the `#[stable(…)]` on each `pub use` of a re-export list).
 _NEUTRAL = frozenset({"inner_attribute_item", "attribute_item", "ERROR"})
 
 

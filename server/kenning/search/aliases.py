@@ -26,7 +26,8 @@ _WRITTEN = re.compile(r"`([^\w\s`]{1,3})`")
 # `#[doc(alias = "+=")]` and `#[doc(alias("+=", "+"))]`: the quoted aliases of one attribute.
 _DOC_ALIAS = re.compile(r"#\[doc\(\s*alias\s*(?:=\s*(\"[^\"]*\")|\(([^)]*)\))\s*\)\]")
 _QUOTED = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
-# Chunks that declare a doc alias, read to find those naming an operator: std's `core` has ~200.
+# Chunks that declare a doc alias, read to find those naming an operator: Rust's whole standard
+# library (core, alloc, std) declares 398 aliases in 30 files.
 ALIASED_CHUNKS_MAX = 2_000
 
 

@@ -1,9 +1,8 @@
 """Fusing the two halves: weighted reciprocal rank fusion plus a boost for query words that
-name the chunk's definition (or an operator the query writes that it declares as its alias,
-``search.aliases``) and for code the query writes that the chunk holds (`Box<[T], A>`); for a
-sentence, a trait's or interface's member declaration
-directly above its best-ranked implementation; then hits, without duplicate texts or
-overlapping spans.
+name the chunk's definition (or an operator the query writes that the chunk declares as its
+alias, ``search.aliases``) and one for code the query writes that the chunk holds
+(`Box<[T], A>`); for a sentence, a trait's or interface's member declaration directly above its
+best-ranked implementation; then hits, without duplicate texts or overlapping spans.
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ def reader_text(query: str) -> str:
     """``query`` with inline doc tags and Markdown link addresses replaced by what they show:
     ``{@link Observable}`` → ``Observable``, ``{@link List#add(Object) add}`` → ``add``,
     ``[XMLHttpRequest](https://…)`` → ``XMLHttpRequest``, rustdoc's
-    ``<code>[Box]&lt;[OsStr]&gt;</code>`` → ```Box<OsStr>```. Other text is kept as it is."""
+    ``<code>[Box]&lt;[OsStr]&gt;</code>`` → ``Box<OsStr>`` in backticks. Other text is kept as
+    it is."""
     if "{@" in query:
         query = _INLINE_TAG.sub(_inline_tag, query)
     if "](" in query:
@@ -68,7 +69,7 @@ _WORD = re.compile(r"\w+")
 
 def code_spans(query: str) -> list[str]:
     """The query's backticked code that relates two names or more by punctuation (`Box<str>`,
-    `&[T]` is one name, `Box<[T], A>`, `process.on('error')`), without its spaces: what BM25's
+    `Box<[T], A>`, `process.on('error')`; not `&[T]`, one name), without its spaces: what BM25's
     words and the model's vector both blur (which type is inside which). A name alone (`Rc`,
     `"json"`, `connect()`) is left to them, an operator to ``search.aliases``."""
     if "`" not in query:
