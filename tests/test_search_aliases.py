@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.config import Config
-from kenning.embedding import Encoder
 from kenning.engine import Engine
-from kenning.indexer import update
 from kenning.search import SearchQuery, search, tuning
 from kenning.search.aliases import doc_aliases, written_operators
+from tests.search_helpers import indexed
 
 
 @pytest.mark.parametrize(
@@ -62,10 +60,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
         "    pub fn perform(&mut self, operation: &str) {\n"
         '        if operation == "-=" { self.value -= 1 } else { self.value += 1 }\n    }\n}\n'
     )
-    model = Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: model).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed(root)
 
 
 @pytest.mark.parametrize(
@@ -104,10 +99,7 @@ def documented(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
         + docs
         + "    fn neg_twice(self) -> Self::Output;\n}\n"
     )
-    model = Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: model).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed(root)
 
 
 def test_a_split_traits_member_declarations_share_its_alias(documented: Engine) -> None:

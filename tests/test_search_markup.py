@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.config import Config
-from kenning.embedding import Encoder
 from kenning.engine import Engine
-from kenning.indexer import update
 from kenning.search import SearchQuery, search
 from kenning.search.fusion import spans_written
 from kenning.search.markup import code_spans, reader_text
+from tests.search_helpers import indexed
 
 
 @pytest.mark.parametrize(
@@ -69,10 +67,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
         "  // See https://developer.mozilla.org/en-US/docs/Web/HTML/Element/a for the link element.\n"
         "  anchor.href = href;\n}\n"
     )
-    model = Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: model).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed(root)
 
 
 def paths(engine: Engine, text: str, mode: str) -> list[str]:
@@ -147,10 +142,7 @@ def conversions(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-un
             for source, target in CONVERSIONS
         )
     )
-    model = Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: model).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed(root)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@ and a query naming a method's owner lifts that owner's method over same-named si
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,7 @@ from kenning.lexical import word_forms
 from kenning.search import SearchQuery, search, tuning
 from kenning.search import fusion as s
 from kenning.search.bm25 import lexical_candidates
-
-
-def indexed(root: Path, encoder: Encoder | None = None) -> Iterator[Engine]:
-    """An engine over ``root``, indexed and embedded with ``encoder`` (the packaged model)."""
-    model = encoder or Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: model).open() as eng:
-        update(eng)
-        yield eng
+from tests.search_helpers import indexed
 
 
 @pytest.mark.parametrize(
