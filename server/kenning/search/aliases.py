@@ -19,10 +19,10 @@ import sqlite3
 
 from kenning.chunking.model import DECLARATION_KIND
 from kenning.engine import Engine
+from kenning.search.markup import backticked
 
 # An operator: a short run of punctuation (`+=`, `|`, `>>=`, `[]`, `?`); in a query, backticked.
 _OPERATOR = re.compile(r"[^\w\s`]{1,3}")
-_WRITTEN = re.compile(r"`([^\w\s`]{1,3})`")
 # `#[doc(alias = "+=")]` and `#[doc(alias("+=", "+"))]`: the quoted aliases of one attribute.
 _DOC_ALIAS = re.compile(r"#\[doc\(\s*alias\s*(?:=\s*(\"[^\"]*\")|\(([^)]*)\))\s*\)\]")
 _QUOTED = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
@@ -36,7 +36,7 @@ def written_operators(text: str) -> frozenset[str]:
     or the operator that is all of it (a search for ``+=``)."""
     if _OPERATOR.fullmatch(text.strip()):
         return frozenset({text.strip()})
-    return frozenset(_WRITTEN.findall(text)) if "`" in text else frozenset()
+    return frozenset(span for span in backticked(text) if _OPERATOR.fullmatch(span))
 
 
 def doc_aliases(text: str) -> frozenset[str]:

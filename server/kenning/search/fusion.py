@@ -69,10 +69,11 @@ def name_boost(
     parts = leaf_parts(symbol)
     if not parts:
         return 0.0
-    common = sum(1 for part in parts if spelled(part, terms))
+    spelt_parts = {part for part in parts if spelled(part, terms)}
+    common = len(spelt_parts)
     # A sentence's "to" does not name `send_to`: a name with a word of its own is spelled by it.
     own_words = parts - FUNCTION_WORDS
-    if own_words and not any(spelled(part, terms) for part in own_words):
+    if own_words and not own_words & spelt_parts:
         return 0.0
     # Half the name at least: "marker" alone must not lift `bom_marker_fn` over the chunk that
     # holds the exact identifier the user typed.

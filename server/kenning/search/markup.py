@@ -63,6 +63,13 @@ def _html_code(match: re.Match[str]) -> str:
 
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
+
+
+def backticked(query: str) -> list[str]:
+    """What the query writes as code: its backticked spans, in order (`` `Box<str>` ``, `` `+=` ``)."""
+    return _BACKTICKED.findall(query) if "`" in query else []
+
+
 _STRUCTURE = re.compile(r"[^\w\s.:]")  # punctuation other than a path's `.` and `::`
 _WORD = re.compile(r"\w+")
 
@@ -72,10 +79,8 @@ def code_spans(query: str) -> list[str]:
     `Box<[T], A>`, `process.on('error')`; not `&[T]`, one name), without its spaces: what BM25's
     words and the model's vector both blur (which type is inside which). A name alone (`Rc`,
     `"json"`, `connect()`) is left to them, an operator to ``search.aliases``."""
-    if "`" not in query:
-        return []
     return [
         "".join(span.split())
-        for span in _BACKTICKED.findall(query)
+        for span in backticked(query)
         if _STRUCTURE.search(span) and len(_WORD.findall(span)) >= 2
     ]
