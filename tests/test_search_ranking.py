@@ -212,7 +212,17 @@ def file_ext(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
         "    fn tell(&self) -> u64;\n\n"
         "    fn rewind(&mut self);\n}\n\n"
         # Too long for one chunk: split, each method a chunk under `impl FileExt for fs::File`.
-        f"impl FileExt for fs::File {{\n{wrappers}\n}}\n"
+        f"impl FileExt for fs::File {{\n{wrappers}\n}}\n\n"
+        "pub trait OsStrExt {\n"
+        "    fn from_bytes(slice: &[u8]) -> &Self;\n\n"
+        "    fn as_bytes(&self) -> &[u8];\n}\n\n"
+        # Short enough to be kept whole: one chunk implements both declarations.
+        "impl OsStrExt for OsStr {\n"
+        "    fn from_bytes(slice: &[u8]) -> &OsStr {\n        unsafe { mem::transmute(slice) }\n    }\n"
+        "    fn as_bytes(&self) -> &[u8] {\n        &self.as_inner().inner\n    }\n}\n\n"
+        # Same names, no trait: not an implementation of OsStrExt's.
+        "impl Bytes {\n"
+        "    fn as_bytes(&self) -> &[u8] {\n        &self.inner\n    }\n}\n"
     )
     # The model's own weights and query vectors: with them the one-line declarations rank below
     # their wrappers, which is what the fusion's lift is for (the code-tuned model is below).
@@ -226,12 +236,18 @@ def test_a_declaration_knows_the_methods_that_implement_it(file_ext: Engine) -> 
     by_symbol = {row.symbol: row for row in rows.values()}
     assert by_symbol["FileExt.tell"].kind == by_symbol["Cursor.tell"].kind == "declaration"
     assert by_symbol["File.tell"].kind == "method"
+    assert by_symbol["OsStr"].kind == "impl"  # kept whole, its members listed in its header
     found = s.implementations(rows.values())
     # `impl FileExt for fs::File` implements FileExt's members; `Cursor.tell` shares the name
-    # only.
+    # only. `impl OsStrExt for OsStr`, kept whole, implements both of OsStrExt's; `impl Bytes`
+    # defines an `as_bytes` of its own.
     assert found == {
-        by_symbol[f"FileExt.{name}"].id: [by_symbol[f"File.{name}"].id]
-        for name in ("tell", "advise", "allocate")
+        **{
+            by_symbol[f"FileExt.{name}"].id: [by_symbol[f"File.{name}"].id]
+            for name in ("tell", "advise", "allocate")
+        },
+        by_symbol["OsStrExt.from_bytes"].id: [by_symbol["OsStr"].id],
+        by_symbol["OsStrExt.as_bytes"].id: [by_symbol["OsStr"].id],
     }
 
 
@@ -242,6 +258,11 @@ def test_a_sentence_finds_the_declaration_directly_above_its_implementation(file
         symbols = [h.symbol for h in search(file_ext, SearchQuery(sentence, limit=10)).hits]
         leaf = "tell" if "position" in sentence else "allocate"
         assert symbols.index(f"FileExt.{leaf}") == symbols.index(f"File.{leaf}") - 1
+    # Above an `impl` kept whole that implements it, too (on their own, `impl OsStrExt for
+    # OsStr` ranks first and `OsStrExt.as_bytes` fourth).
+    sentence = "Gets the underlying byte view of the slice"
+    symbols = [h.symbol for h in search(file_ext, SearchQuery(sentence, limit=10)).hits]
+    assert symbols.index("OsStrExt.as_bytes") < symbols.index("OsStr"), symbols
     # A query of names means that definition: the implementation keeps its place.
     symbols = [h.symbol for h in search(file_ext, SearchQuery("File tell", limit=10)).hits]
     assert symbols[0] == "File.tell"

@@ -51,6 +51,11 @@ def leaf_parts(symbol: str) -> frozenset[str]:
     return frozenset(name_parts(symbol.rsplit(".", 1)[-1]))
 
 
+def leaf_words(symbol: str) -> str:
+    """A dotted name's last part in words, as a header lists members: ``as bytes``."""
+    return " ".join(name_parts(symbol.rsplit(".", 1)[-1]))
+
+
 def owner_parts(symbol: str) -> frozenset[str]:
     """The words of a definition's owner's name: ``filter`` for ``iter.Filter.next_back``."""
     owner = symbol.rpartition(".")[0]
@@ -189,29 +194,36 @@ def chunk_boost(
 def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
     """Among ``rows``, each trait or interface member declaration's implementations: the
     methods of its name whose enclosing signature names its trait (``fn tell(&self) ->
-    io::Result<u64>;`` in ``trait FileExt`` ← ``fn tell`` in ``impl FileExt for File``)."""
+    io::Result<u64>;`` in ``trait FileExt`` ← ``fn tell`` in ``impl FileExt for File``), and
+    the definitions kept whole that list it as their member and name the trait (``impl
+    OsStrExt for OsStr`` with ``as_bytes`` in it)."""
     by_leaf: dict[str, list[ChunkRow]] = {}
     declarations: list[ChunkRow] = []
     for row in rows:
-        if not row.symbol or "." not in row.symbol:
+        if not row.symbol:
             continue
-        if row.kind == DECLARATION_KIND:
+        if "." in row.symbol and row.kind == DECLARATION_KIND:
             declarations.append(row)
-        elif row.kind in CALLABLE_KINDS:
-            by_leaf.setdefault(row.symbol.rsplit(".", 1)[1], []).append(row)
+        elif "." in row.symbol and row.kind in CALLABLE_KINDS:
+            by_leaf.setdefault(leaf_words(row.symbol), []).append(row)
+        else:
+            for member in members(row):
+                by_leaf.setdefault(member, []).append(row)
     found: dict[int, list[int]] = {}
     for declaration in declarations:
         assert declaration.symbol is not None
         owner, _, leaf = declaration.symbol.rpartition(".")
         trait = owner.rsplit(".", 1)[-1]
         named = re.compile(rf"(?<![\w$]){re.escape(trait)}(?![\w$])")
-        for row in by_leaf.get(leaf, ()):
+        for row in by_leaf.get(leaf_words(declaration.symbol), ()):
             assert row.symbol is not None
-            if row.symbol.rpartition(".")[0].rsplit(".", 1)[-1] == trait:
+            kept_whole = row.kind not in CALLABLE_KINDS
+            if (row.symbol if kept_whole else row.symbol.rpartition(".")[0]).rsplit(".", 1)[-1] == trait:
                 continue
             # The enclosing signatures: the header's lines after the name line, or the text above
-            # the method's name when the container's opening line leads into its first member.
-            if named.search(row.header.partition("\n")[2]) or named.search(row.text[: row.text.find(leaf)]):
+            # the method's name (an `impl` kept whole: its own opening line).
+            above = row.text.find(leaf)
+            if named.search(row.header.partition("\n")[2]) or (above > 0 and named.search(row.text[:above])):
                 found.setdefault(declaration.id, []).append(row.id)
     return found
 
