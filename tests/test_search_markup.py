@@ -6,8 +6,9 @@ import pytest
 
 from kenning.engine import Engine
 from kenning.search import SearchQuery, search
-from kenning.search.fusion import spans_written
-from kenning.search.markup import code_spans, reader_text
+from kenning.search.fusion import signature_words, spans_written
+from kenning.search.markup import code_spans, reader_text, written_names
+from kenning.store.rows import ChunkRow
 from tests.search_helpers import indexed
 
 
@@ -164,3 +165,77 @@ def test_code_the_query_writes_finds_the_chunk_that_writes_it(
     query = SearchQuery(f"Converts a `{source}` into a `{target}`", limit=4, mode=mode)  # type: ignore[arg-type]
     hits = search(conversions, query).hits
     assert hits[0].start_line == 1 + 6 * CONVERSIONS.index(conversion)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Converts a [`String`] into an [`OsString`]", {"String", "OsString"}),
+        ("Gets the `TypeId` of `self`, or of `self`", {"TypeId", "self"}),
+        # One name is any code about it; a span relating names is a code span; a path is not a name.
+        ("Returns the length of this `OsStr`", set()),
+        ("Converts a `&str` into a `Box<str>`", set()),
+        ("Calls `std::mem::swap` on `a`", set()),
+    ],
+)
+def test_written_names(query: str, expected: set[str]) -> None:
+    assert written_names(query) == expected
+
+
+def test_signature_words_are_the_first_line_of_code_and_the_enclosing_signatures() -> None:
+    row = ChunkRow(
+        1,
+        1,
+        "os_str.rs",
+        "rust",
+        10,
+        14,
+        "method",
+        "OsString.from",
+        "os string from\nimpl From<String> for OsString",
+        "#[inline]\n// Moves it.\nfn from(s: String) -> OsString {\n"
+        "    OsString { inner: Buf::from_string(s) }\n}",
+    )
+    assert signature_words(row) == {"fn", "from", "s", "String", "OsString", "impl", "From", "for"}
+
+
+# Six methods of one shape: only the signature of `get_or_insert_with` relates `value` and `f`.
+SET_METHODS = [
+    ("get_or_insert", "value: T", "&T"),
+    ("get_or_insert_owned", "value: &Q", "&T"),
+    ("get_or_insert_with", "value: &Q, f: F", "&T"),
+    ("insert", "value: T", "bool"),
+    ("replace", "value: T", "Option<T>"),
+    ("take", "value: &Q", "Option<T>"),
+]
+
+
+@pytest.fixture(scope="module")
+def hash_set(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("hash_set")
+    body = "".join(f"        let step{i} = self.table.probe({i});\n" for i in range(12))
+    (root / "set.rs").write_text(
+        "impl<T, S> HashSet<T, S> {\n"
+        + "\n".join(
+            f"    pub fn {name}(&mut self, {args}) -> {result} {{\n"
+            f"{body}        self.base.{name}(value)\n    }}\n"
+            for name, args, result in SET_METHODS
+        )
+        + "}\n"
+    )
+    yield from indexed(root)
+
+
+def test_names_the_query_writes_find_the_signature_that_relates_them(hash_set: Engine) -> None:
+    # Without the signature's names `insert` ranks first: the model and BM25 read "inserts".
+    sentence = (
+        "Inserts a value computed from `f` into the set if the given `value` is not present,"
+        " returning a reference to the value in the set"
+    )
+    hits = search(hash_set, SearchQuery(sentence, limit=6)).hits
+    assert hits[0].symbol == "HashSet.get_or_insert_with"
+    # One name alone is any code about it: the ranking is the halves'.
+    one = search(hash_set, SearchQuery("Inserts the given `value` into the set", limit=6)).hits
+    assert [h.symbol for h in one] == [
+        h.symbol for h in search(hash_set, SearchQuery("Inserts the given value into the set", limit=6)).hits
+    ]

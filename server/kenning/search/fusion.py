@@ -19,7 +19,7 @@ from kenning.engine import Engine
 from kenning.lexical import FUNCTION_WORDS, identifier_like, name_parts, query_terms
 from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
-from kenning.search.markup import code_spans
+from kenning.search.markup import code_spans, written_names
 from kenning.search.preview import preview
 from kenning.search.types import Hit, SearchQuery
 from kenning.store.rows import ChunkRow
@@ -33,6 +33,25 @@ def spans_written(spans: Sequence[str], text: str) -> float:
     holds, its spaces ignored."""
     flat = "".join(text.split())
     return sum(1 for span in spans if span in flat) / len(spans)
+
+
+_WORDS = re.compile(r"\w+")
+_NOT_A_SIGNATURE = ("#", "//", "/*", "*", "@")  # attributes, comments, decorators
+
+
+def signature_words(row: ChunkRow) -> frozenset[str]:
+    """The words of the chunk's signature: its first line of code (``fn type_id(&self) ->
+    TypeId {``) and the enclosing signatures its header carries (``impl From<String> for
+    OsString``)."""
+    first = next(
+        (
+            line
+            for line in row.text.split("\n")
+            if line.strip() and not line.lstrip().startswith(_NOT_A_SIGNATURE)
+        ),
+        "",
+    )
+    return frozenset(_WORDS.findall(first + "\n" + row.header.partition("\n")[2]))
 
 
 def is_boilerplate(row: ChunkRow) -> bool:
@@ -275,6 +294,7 @@ def fuse(
                 total = engine.db.max_chunk_id(conn)
             owner_terms = rare_terms(engine, conn, [t for t in terms if t in named], total)
     written_code = code_spans(text)
+    names_written = written_names(text)
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
         row = rows.get(cid)
@@ -292,6 +312,9 @@ def fuse(
             score += tuning.NAME_BOOST * aliased.get(cid, 0.0)
             if written_code:  # `Box<[T], A>`: the code the query writes, as the chunk writes it
                 score += tuning.CODE_SPAN_BOOST * spans_written(written_code, row.text)
+            if names_written and names_written <= signature_words(row):
+                # "Gets the `TypeId` of `self`": `fn type_id(&self) -> TypeId` relates both.
+                score += tuning.CODE_SPAN_BOOST
         scored.append((score, row))
     if not inside and scored:
         # A sentence says what an operation does, and a trait's declaration is where that is

@@ -70,6 +70,18 @@ def backticked(query: str) -> list[str]:
     return _BACKTICKED.findall(query) if "`" in query else []
 
 
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def written_names(query: str) -> frozenset[str]:
+    """The names the query writes as code, one to a span (`` `String` `` and `` `OsString` `` in
+    "Converts a `String` into an `OsString`"), when it writes two or more: together they say
+    what the definition's signature relates (``impl From<String> for OsString``), where one
+    alone (`` `Rc` ``, `` `self` ``) is any code about it."""
+    names = frozenset(span for span in backticked(query) if _NAME.fullmatch(span))
+    return names if len(names) >= 2 else frozenset()
+
+
 _STRUCTURE = re.compile(r"[^\w\s.:]")  # punctuation other than a path's `.` and `::`
 _WORD = re.compile(r"\w+")
 
