@@ -15,6 +15,7 @@ from kenning.lexical import word_forms
 from kenning.search import SearchQuery, search, tuning
 from kenning.search import fusion as s
 from kenning.search.bm25 import lexical_candidates
+from kenning.store.rows import ChunkRow
 from tests.search_helpers import indexed
 
 
@@ -348,3 +349,46 @@ def test_a_java_method_without_a_body_is_found_by_its_name(java_natives: Engine)
     hits = search(java_natives, SearchQuery("socketSendUrgentData", limit=5)).hits
     assert "native void socketSendUrgentData" in hits[0].preview
     assert hits[0].symbol == "PlainSocketImpl"
+
+
+@pytest.fixture(scope="module")
+def uint128(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("uint128")
+    (root / "uint128.go").write_text(
+        "package netip\n\n"
+        "type uint128 struct {\n\thi uint64\n\tlo uint64\n}\n\n"
+        "func mask6(n int) uint128 {\n\treturn uint128{^(^uint64(0) >> n), ^uint64(0) << (128 - n)}\n}\n\n"
+        "func (u uint128) isZero() bool {\n\treturn u.hi|u.lo == 0\n}\n\n"
+        "func (u uint128) and(m uint128) uint128 {\n\treturn uint128{u.hi & m.hi, u.lo & m.lo}\n}\n\n"
+        "func (u uint128) xor(m uint128) uint128 {\n\treturn uint128{u.hi ^ m.hi, u.lo ^ m.lo}\n}\n\n"
+        "func (u uint128) halves() [2]*uint64 {\n\treturn [2]*uint64{&u.hi, &u.lo}\n}\n"
+    )
+    yield from indexed(root)
+
+
+def test_a_sentence_naming_a_type_means_its_members(uint128: Engine) -> None:
+    # The struct ranks first for it on the name boost alone; a sentence names the owner.
+    hits = search(uint128, SearchQuery("returns the two uint64 of the uint128", limit=6)).hits
+    assert hits[0].symbol == "uint128.halves"
+    # A name typed as such still means the type, and so does a sentence that says so.
+    assert search(uint128, SearchQuery("uint128", limit=6)).hits[0].symbol == "uint128"
+    said = search(uint128, SearchQuery("where is the uint128 struct defined", limit=6)).hits
+    assert said[0].symbol == "uint128"
+
+
+def _row(kind: str, symbol: str, header: str) -> ChunkRow:
+    return ChunkRow(1, 1, "a.rs", "rust", 1, 9, kind, symbol, header, "pub struct Rc<T> {")
+
+
+def test_which_definitions_a_sentence_means_by_their_names() -> None:
+    words = {"returns", "the", "count", "of", "rc"}
+    assert s.sentence_names(_row("method", "Rc.new", "rc new"), words)
+    assert not s.sentence_names(_row("struct", "Rc", "rc"), words)
+    assert not s.sentence_names(_row("trait", "Read", "read"), words)
+    assert not s.sentence_names(_row("window", "Foo", "foo: get size, is empty"), words)
+    # A type's chunk that lists what it holds stands for those members.
+    assert s.sentence_names(_row("impl", "Rc", "rc: new, clone"), words)
+    assert s.sentence_names(_row("class", "juce.Buffer", "juce buffer; declares get size, is empty"), words)
+    # A sentence that says it means a type.
+    assert s.sentence_names(_row("struct", "Rc", "rc"), {"where", "is", "rc", "defined"})
+    assert s.sentence_names(_row("trait", "Read", "read"), {"the", "read", "trait"})

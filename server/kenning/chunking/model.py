@@ -22,6 +22,9 @@ CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
 # their names that a query spells, not the class's.
 STRETCH_KINDS = frozenset({"window", "namespace"})
 
+# The kinds of a chunk that defines a type: its name is what its members' owner is called.
+TYPE_KINDS = frozenset({"struct", "enum", "type", "class", "interface", "trait"})
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:

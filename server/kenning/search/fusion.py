@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
 from kenning.chunking.header import listed_members
-from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, STRETCH_KINDS
+from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, STRETCH_KINDS, TYPE_KINDS
 from kenning.engine import Engine
 from kenning.lexical import FUNCTION_WORDS, identifier_like, name_parts, query_terms
 from kenning.search import tuning
@@ -184,6 +184,28 @@ def owner_words(rows: Iterable[ChunkRow], terms: set[str], *, inside: bool) -> s
     return words
 
 
+# Words with which a sentence says it means a type itself ("where is the uint128 struct
+# defined"), not one of its members.
+TYPE_WORDS = frozenset(
+    {"type", "types", "struct", "structs", "structure", "class", "classes", "enum", "interface", "trait"}
+    | {"union", "record", "defined", "definition", "declared", "declaration"}
+)
+
+
+def sentence_names(row: ChunkRow, terms: set[str]) -> bool:
+    """Whether a sentence with the words ``terms`` that spells the row's name means the row's
+    definition. Not a stretch of a namespace named after the class of its one-liners
+    (``STRETCH_KINDS``); a type's own chunk only when the sentence says it means a type
+    (``TYPE_WORDS``) or the chunk lists the members it holds: "returns the two uint64 of the
+    uint128" is about a method of `uint128`, which the owner boost finds, not the `struct
+    uint128` it names."""
+    if row.kind in STRETCH_KINDS:
+        return False
+    if row.kind in TYPE_KINDS and row.symbol and not terms & TYPE_WORDS:
+        return bool(members(row) or listed_members(row.symbol, row.header, declared=True))
+    return True
+
+
 def chunk_boost(
     terms: set[str],
     row: ChunkRow,
@@ -195,11 +217,10 @@ def chunk_boost(
     """The name boost of the chunk's definition, or with ``inside`` (a query short enough to be
     names) of a definition inside it when that is spelled better: "Filter next_back" finds
     `impl Filter` kept whole with `next_back` in it, and a Java class window the `native`
-    method it declares (``DEFINED_ELSEWHERE``). A stretch of a namespace named after the class
-    of its one-liners (``STRETCH_KINDS``) is not that class: a sentence naming the class does
-    not lift it. ``written``: the destructors and operators the query writes
-    (``punctuation_fits``)."""
-    own = punctuation_fits(row, written) if inside else row.kind not in STRETCH_KINDS
+    method it declares (``DEFINED_ELSEWHERE``). A sentence lifts only a definition it can
+    mean by its name (``sentence_names``). ``written``: the destructors and operators the query
+    writes (``punctuation_fits``)."""
+    own = punctuation_fits(row, written) if inside else sentence_names(row, terms)
     boost = name_boost(terms, row.symbol, owner_terms, named=inside) if own else 0.0
     if inside and row.symbol:
         names = members(row)
