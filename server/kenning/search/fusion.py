@@ -39,6 +39,12 @@ _WORDS = re.compile(r"\w+")
 _NOT_A_SIGNATURE = ("#", "//", "/*", "*", "@")  # attributes, comments, decorators
 
 
+def enclosing_signatures(row: ChunkRow) -> str:
+    """The signatures of what encloses the chunk's definition, as its header carries them after
+    the name line (``impl From<String> for OsString``, ``class AffineTransform final``)."""
+    return row.header.partition("\n")[2]
+
+
 def signature_words(row: ChunkRow) -> frozenset[str]:
     """The words of the chunk's signature: its first line of code (``fn type_id(&self) ->
     TypeId {``) and the enclosing signatures its header carries (``impl From<String> for
@@ -51,7 +57,7 @@ def signature_words(row: ChunkRow) -> frozenset[str]:
         ),
         "",
     )
-    return frozenset(_WORDS.findall(first + "\n" + row.header.partition("\n")[2]))
+    return frozenset(_WORDS.findall(first + "\n" + enclosing_signatures(row)))
 
 
 def is_boilerplate(row: ChunkRow) -> bool:
@@ -237,33 +243,34 @@ def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
     io::Result<u64>;`` in ``trait FileExt`` ← ``fn tell`` in ``impl FileExt for File``), and
     the definitions kept whole that list it as their member and name the trait (``impl
     OsStrExt for OsStr`` with ``as_bytes`` in it)."""
-    by_leaf: dict[str, list[ChunkRow]] = {}
+    # A member's name in words -> the rows defining it, each with the name of the type it is
+    # defined in: a method's owner, or the definition kept whole that lists it.
+    by_leaf: dict[str, list[tuple[ChunkRow, str]]] = {}
     declarations: list[ChunkRow] = []
     for row in rows:
         if not row.symbol:
             continue
-        if "." in row.symbol and row.kind == DECLARATION_KIND:
+        owner, _, leaf = row.symbol.rpartition(".")
+        if owner and row.kind == DECLARATION_KIND:
             declarations.append(row)
-        elif "." in row.symbol and row.kind in CALLABLE_KINDS:
-            by_leaf.setdefault(leaf_words(row.symbol), []).append(row)
+        elif owner and row.kind in CALLABLE_KINDS:
+            by_leaf.setdefault(leaf_words(row.symbol), []).append((row, owner.rsplit(".", 1)[-1]))
         else:
             for member in members(row):
-                by_leaf.setdefault(member, []).append(row)
+                by_leaf.setdefault(member, []).append((row, leaf))
     found: dict[int, list[int]] = {}
     for declaration in declarations:
         assert declaration.symbol is not None
         owner, _, leaf = declaration.symbol.rpartition(".")
         trait = owner.rsplit(".", 1)[-1]
         named = re.compile(rf"(?<![\w$]){re.escape(trait)}(?![\w$])")
-        for row in by_leaf.get(leaf_words(declaration.symbol), ()):
-            assert row.symbol is not None
-            kept_whole = row.kind not in CALLABLE_KINDS
-            if (row.symbol if kept_whole else row.symbol.rpartition(".")[0]).rsplit(".", 1)[-1] == trait:
+        for row, defined_in in by_leaf.get(leaf_words(declaration.symbol), ()):
+            if defined_in == trait:  # the trait's own default body
                 continue
-            # The enclosing signatures: the header's lines after the name line, or the text above
-            # the method's name (an `impl` kept whole: its own opening line).
+            # The enclosing signatures, or the text above the method's name (an `impl` kept
+            # whole: its own opening line).
             above = row.text.find(leaf)
-            if named.search(row.header.partition("\n")[2]) or (above > 0 and named.search(row.text[:above])):
+            if named.search(enclosing_signatures(row)) or (above > 0 and named.search(row.text[:above])):
                 found.setdefault(declaration.id, []).append(row.id)
     return found
 
