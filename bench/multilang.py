@@ -187,6 +187,11 @@ class Lang:
                 for kind, qs in (("descriptive", self.desc), ("identifier", self.ident)):
                     scores = quality.evaluate(engine, qs, modes)
                     out.setdefault(name, {})[kind] = {m: s.as_dict() for m, s in scores.items()}
+                    per_query = out.setdefault("per_query", {}).setdefault(
+                        kind, [{"query": q.query, "path": q.path, "name": q.name} for q in qs]
+                    )
+                    for row, rank in zip(per_query, scores["hybrid"].ranks, strict=True):
+                        row[name] = rank
                     if name == "kenning":  # the query adapter's A/B: the same store, queries unmapped
                         with quality.query_adapter_off(engine):
                             scores = quality.evaluate(engine, qs, ("hybrid",))

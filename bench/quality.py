@@ -34,6 +34,9 @@ class Scores:
     recall1: float
     recall10: float
     n: int
+    # Per query, the rank of its first relevant hit in the top K (0: none), in query order: the
+    # paired comparison of two runs is per query, not of their means.
+    ranks: tuple[int, ...] = ()
 
     def as_dict(self) -> dict[str, float]:
         return {"mrr@10": self.mrr10, "recall@1": self.recall1, "recall@10": self.recall10, "n": self.n}
@@ -46,17 +49,21 @@ def _relevant(hit: Any, q: DocQuery) -> bool:
     )
 
 
+def first_relevant(hits: Sequence[Any], q: DocQuery) -> int:
+    """The 1-based rank of the first hit in the top K that answers ``q``; 0 when none does."""
+    return next((rank for rank, hit in enumerate(hits[:K], 1) if _relevant(hit, q)), 0)
+
+
 def score(ranked: Sequence[Sequence[Any]], queries: Sequence[DocQuery]) -> Scores:
-    rr, r1, r10 = 0.0, 0, 0
-    for hits, q in zip(ranked, queries, strict=True):
-        for rank, hit in enumerate(hits[:K], 1):
-            if _relevant(hit, q):
-                rr += 1.0 / rank
-                r1 += rank == 1
-                r10 += 1
-                break
+    ranks = tuple(first_relevant(hits, q) for hits, q in zip(ranked, queries, strict=True))
     n = max(len(queries), 1)
-    return Scores(rr / n, r1 / n, r10 / n, len(queries))
+    return Scores(
+        sum(1.0 / r for r in ranks if r) / n,
+        sum(r == 1 for r in ranks) / n,
+        sum(r > 0 for r in ranks) / n,
+        len(queries),
+        ranks,
+    )
 
 
 def build_index(root: Path, store: Path, variant: str, base_db: Path | None) -> dict[str, Any]:
