@@ -228,6 +228,34 @@ def test_top_level_one_liners_of_one_receiver_are_named_after_it() -> None:
     window = next(c for c in chunks if "Unwrap" in c.text)
     assert window.symbol == "Error" and window.kind == "window"
     assert window.header.splitlines()[0] == "error: unwrap, error"
-    # One-liners of two receivers in one window: no one name fits it.
+    # One-liners of two receivers in one window: no one name fits it, so it leads with theirs.
     mixed = next(c for c in chunks if "func (a A)" in c.text)
-    assert "func (b B)" in mixed.text and mixed.symbol is None and mixed.header == ""
+    assert "func (b B)" in mixed.text and mixed.symbol is None and mixed.header == "a len, b len"
+
+
+def test_a_window_of_free_one_liners_leads_with_their_names() -> None:
+    text = src(
+        """
+        package netip
+
+        var (
+            z0    = (*intern.Value)(nil)
+            z4    = new(intern.Value)
+            z6noz = new(intern.Value)
+        )
+
+        func IPv6Unspecified() Addr { return Addr{z: z6noz} }
+
+        func IPv4Unspecified() Addr { return AddrFrom4([4]byte{}) }
+        """
+    )
+    chunks = chunk_source("netip.go", text, "go").chunks
+    window = next(c for c in chunks if "IPv4Unspecified" in c.text)
+    assert window.kind == "window" and window.symbol is None
+    assert window.header == "i pv 6 unspecified, i pv 4 unspecified"
+    assert embed_input("netip.go", window.header, window.text).startswith(
+        "netip.go\ni pv 6 unspecified, i pv 4 unspecified\npackage netip"
+    )
+    # A window with no definition in it has no header.
+    plain = chunk_source("vars.go", "package x\n\nvar a = 1\n", "go").chunks
+    assert [c.header for c in plain] == [""]

@@ -51,7 +51,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     with that chunk's members.
 # 12: a Rust window of `mod` and `pub use` lines under attributes (`#[stable(…)]`, a module's
 #     re-export list) is kind `imports`, as without the attributes; model inputs unchanged.
-CHUNKER_VERSION = 12
+# 13: a top-level window of free one-liners (Go's `func IPv4Unspecified() Addr { … }`), or of
+#     several receivers' ones, leads its model input with their names in words.
+CHUNKER_VERSION = 13
 
 log = logging.getLogger(__name__)
 

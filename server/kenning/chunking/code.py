@@ -64,7 +64,7 @@ from kenning.chunking.grammars import (
     node_text,
     parser_for,
 )
-from kenning.chunking.header import name_line
+from kenning.chunking.header import name_line, names_line
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.macros import blank_macros
 from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, Symbol
@@ -447,8 +447,15 @@ class CodeChunker:
                 # One-liners at the top level: Go's `func (e *Error) Unwrap() error { … }`, C++'s
                 # `int Foo::size() const { … }` outside any namespace.
                 container = _leaf_container(self.root_leaves, first, last)
-                named = _leaf_names(self.root_leaves, first, last, declared=False) if container else ()
-                self.out.append(_Out(first, last, "window", container, headers, named))
+                if container:
+                    named = _leaf_names(self.root_leaves, first, last, declared=False)
+                    self.out.append(_Out(first, last, "window", container, headers, named))
+                    continue
+                # Free one-liners (Go's `func IPv4Unspecified() Addr { … }`), or those of
+                # several receivers: no one name fits the window, so it leads with theirs.
+                labels = _leaf_labels(self.root_leaves, first, last)
+                listed = (names_line(labels, _MAX_SIGNATURE),) if labels else ()
+                self.out.append(_Out(first, last, "window", None, (*listed, *headers)))
                 continue
             header = headers
             if first > owner.def_line:  # the signature is not in this window's text
@@ -716,6 +723,17 @@ def _leaf_names(leaves: list[_Leaf], first: int, last: int, *, declared: bool) -
     definitions; each once, in order."""
     names = (leaf.name for leaf in leaves if leaf.declared == declared and first <= leaf.start <= last)
     return tuple(dict.fromkeys(names))
+
+
+def _leaf_labels(leaves: list[_Leaf], first: int, last: int) -> tuple[str, ...]:
+    """The names of the one-line definitions on lines ``first..last``, each after its
+    container when it has one (``A.Len``), each once, in order."""
+    labels = (
+        f"{leaf.container}.{leaf.name}" if leaf.container else leaf.name
+        for leaf in leaves
+        if not leaf.declared and first <= leaf.start <= last
+    )
+    return tuple(dict.fromkeys(labels))
 
 
 def _header(out: _Out) -> str:

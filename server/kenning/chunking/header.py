@@ -26,9 +26,18 @@ def name_line(symbol: str, members: tuple[str, ...], limit: int, declared: tuple
     listed = _SEPARATOR.join(" ".join(name_parts(member)) for member in members)
     if declared:
         listed += _DECLARED + _SEPARATOR.join(" ".join(name_parts(member)) for member in declared)
-    if len(listed) > limit:
-        listed = listed[: limit - 1].rstrip(" ,") + _CUT
+    listed = _cut(listed, limit)
     return f"{name}{_LIST_START}{listed}" if members else name + listed
+
+
+def names_line(names: tuple[str, ...], limit: int) -> str:
+    """Names in words (``A.Len``, ``IPv4Unspecified`` → ``a len, i pv 4 unspecified``), at most
+    ``limit`` characters: what a window of one-liners that no one name fits leads with."""
+    return _cut(_SEPARATOR.join(" ".join(name_parts(name)) for name in names), limit)
+
+
+def _cut(listed: str, limit: int) -> str:
+    return listed[: limit - 1].rstrip(" ,") + _CUT if len(listed) > limit else listed
 
 
 def listed_members(symbol: str | None, header: str, *, declared: bool = False) -> list[str]:
