@@ -392,3 +392,80 @@ def test_which_definitions_a_sentence_means_by_their_names() -> None:
     # A sentence that says it means a type.
     assert s.sentence_names(_row("struct", "Rc", "rc"), {"where", "is", "rc", "defined"})
     assert s.sentence_names(_row("trait", "Read", "read"), {"the", "read", "trait"})
+
+
+def test_a_sentence_naming_a_class_spells_its_constructor_but_names_no_owner_twice() -> None:
+    words = {"converts", "this", "money", "to", "an", "int"}
+    constructor = s.name_boost(words, "Money.Money")
+    # The sentence's "money" spells the constructor's name; it does not name its owner too.
+    assert constructor == pytest.approx(s.name_boost(words, "Other.Money"))
+    # A method of the class it names gets the owner boost when the sentence spells its name.
+    assert s.name_boost(words | {"value"}, "Money.intValue") > s.name_boost(
+        words | {"value"}, "Other.intValue"
+    )
+    # A sentence that says it makes one means the constructor, owner and all.
+    assert s.name_boost(words, "Money.Money", creating=True) == pytest.approx(
+        constructor + tuning.OWNER_BOOST
+    )
+    # A query of names still counts both ("Money Money" is the constructor typed out).
+    assert s.name_boost({"money"}, "Money.Money", named=True) > s.name_boost(
+        {"money"}, "Other.Money", named=True
+    )
+
+
+JAVA_MONEY = """package money;
+
+public class Money {
+    private final long units;
+    private final int scale;
+
+    public Money(long units, int scale) {
+        this.units = units;
+        this.scale = scale;
+    }
+
+    public Money(String text) {
+        int dot = text.indexOf('.');
+        this.scale = dot < 0 ? 0 : text.length() - dot - 1;
+        this.units = Long.parseLong(text.replace(".", ""));
+    }
+
+    public int intValue() {
+        long whole = units;
+        for (int i = 0; i < scale; i++) {
+            whole /= 10;
+        }
+        return (int) whole;
+    }
+
+    public Money negate() {
+        return new Money(-units, scale);
+    }
+
+    public String toPlainString() {
+        String digits = Long.toString(Math.abs(units));
+        while (digits.length() <= scale) {
+            digits = "0" + digits;
+        }
+        int point = digits.length() - scale;
+        String sign = units < 0 ? "-" : "";
+        return scale == 0 ? sign + digits : sign + digits.substring(0, point) + "." + digits.substring(point);
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def money(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("money")
+    (root / "Money.java").write_text(JAVA_MONEY)
+    yield from indexed(root)
+
+
+def test_a_sentence_about_a_classs_method_finds_it_above_the_constructor(money: Engine) -> None:
+    # Before, "Money" counted twice for the constructor (its name, and its owner's), and it
+    # ranked first.
+    hits = search(money, SearchQuery("Converts this Money to an int", limit=5)).hits
+    assert hits[0].symbol == "Money.intValue"
+    made = search(money, SearchQuery("Creates a Money from units and a scale", limit=5)).hits
+    assert made[0].symbol == "Money.Money" and made[0].kind == "constructor"

@@ -13,8 +13,12 @@ from dataclasses import dataclass
 # together with the definitions that implement it.
 DECLARATION_KIND = "declaration"
 
+# The chunk kind of a class's constructor (Java's and C++'s `Foo.Foo`, TypeScript's
+# `Foo.constructor`).
+CONSTRUCTOR_KIND = "constructor"
+
 # The kinds of a definition that can be called (and so implemented, wrapped, overloaded).
-CALLABLE_KINDS = frozenset({"function", "method", "constructor"})
+CALLABLE_KINDS = frozenset({"function", "method", CONSTRUCTOR_KIND})
 
 # The kinds of a chunk that is a stretch of a namespace or of the top level, not the definition
 # its symbol names: a window of one-liners of one class defined outside it (C++ `Foo::bar` in

@@ -14,7 +14,13 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
 from kenning.chunking.header import listed_members
-from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, STRETCH_KINDS, TYPE_KINDS
+from kenning.chunking.model import (
+    CALLABLE_KINDS,
+    CONSTRUCTOR_KIND,
+    DECLARATION_KIND,
+    STRETCH_KINDS,
+    TYPE_KINDS,
+)
 from kenning.engine import Engine
 from kenning.lexical import FUNCTION_WORDS, identifier_like, name_parts, query_terms
 from kenning.search import tuning
@@ -88,11 +94,17 @@ def owner_parts(symbol: str) -> frozenset[str]:
 
 
 def name_boost(
-    terms: set[str], symbol: str | None, owner_terms: set[str] | None = None, *, named: bool = False
+    terms: set[str],
+    symbol: str | None,
+    owner_terms: set[str] | None = None,
+    *,
+    named: bool = False,
+    creating: bool = False,
 ) -> float:
     """Query words that spell the definition's name; ``owner_terms`` (default ``terms``): the
     words that may name its owner; ``named``: the query is names, not a sentence (the owner's
-    words count as spelled)."""
+    words count as spelled); ``creating``: the definition is a constructor and the sentence
+    says it makes something (``CREATION_WORDS``)."""
     if not symbol or not terms:
         return 0.0
     owner = symbol.rpartition(".")[0]
@@ -117,6 +129,11 @@ def name_boost(
         # `Filter next_back`: the owner's name tells same-named methods of sibling types apart.
         owners = owner_parts(symbol)
         owned = bool(owners) and owners <= (terms if owner_terms is None else owner_terms)
+        if owned and not named and owners <= parts and not creating:
+            # A sentence's "BigDecimal" spells the constructor `BigDecimal.BigDecimal` (and Go's
+            # `Error.Error`) already; the same word naming its owner too put the constructor
+            # above every method the sentence is about ("Converts this BigDecimal to an int").
+            owned = False
         if owned and named:
             # A query that is only names ("Rc new"): the owner's words are spelled too, so
             # `Rc.new` spells all of it and outranks `Rc.new_uninit` by more.
@@ -190,6 +207,14 @@ def owner_words(rows: Iterable[ChunkRow], terms: set[str], *, inside: bool) -> s
     return words
 
 
+# Words with which a sentence says it means a constructor ("Creates the caret component",
+# "Constructs a parameter instance"): there the class's name is the owner's too.
+CREATION_WORDS = frozenset(
+    {"constructs", "construct", "constructor", "creates", "create", "instance", "new"}
+    | {"initializes", "initialises", "initialize", "initialise"}
+)
+
+
 # Words with which a sentence says it means a type itself ("where is the uint128 struct
 # defined"), not one of its members.
 TYPE_WORDS = frozenset(
@@ -227,7 +252,8 @@ def chunk_boost(
     mean by its name (``sentence_names``). ``written``: the destructors and operators the query
     writes (``punctuation_fits``)."""
     own = punctuation_fits(row, written) if inside else sentence_names(row, terms)
-    boost = name_boost(terms, row.symbol, owner_terms, named=inside) if own else 0.0
+    creating = row.kind == CONSTRUCTOR_KIND and not terms.isdisjoint(CREATION_WORDS)
+    boost = name_boost(terms, row.symbol, owner_terms, named=inside, creating=creating) if own else 0.0
     if inside and row.symbol:
         names = members(row)
         if row.language not in DEFINED_ELSEWHERE:
