@@ -392,6 +392,11 @@ def test_which_definitions_a_sentence_means_by_their_names() -> None:
     # A sentence that says it means a type.
     assert s.sentence_names(_row("struct", "Rc", "rc"), {"where", "is", "rc", "defined"})
     assert s.sentence_names(_row("trait", "Read", "read"), {"the", "read", "trait"})
+    # A constructor named after its class: only by a sentence that says it makes one.
+    money = {"converts", "this", "money", "to", "an", "int"}
+    assert not s.sentence_names(_row("constructor", "shop.Money.Money", "money"), money)
+    assert s.sentence_names(_row("constructor", "shop.Money.Money", "money"), {"creates", "a", "money"})
+    assert s.sentence_names(_row("constructor", "Money.constructor", "money constructor"), money)
 
 
 def test_a_sentence_naming_a_class_spells_its_constructor_but_names_no_owner_twice() -> None:

@@ -229,9 +229,15 @@ def sentence_names(row: ChunkRow, terms: set[str]) -> bool:
     (``STRETCH_KINDS``); a type's own chunk only when the sentence says it means a type
     (``TYPE_WORDS``) or the chunk lists the members it holds: "returns the two uint64 of the
     uint128" is about a method of `uint128`, which the owner boost finds, not the `struct
-    uint128` it names."""
+    uint128` it names. Likewise a constructor named after its class (Java's and C++'s
+    `BigDecimal.BigDecimal`) only when the sentence says it makes one (``CREATION_WORDS``):
+    "Converts this BigDecimal to an int" means `intValue`."""
     if row.kind in STRETCH_KINDS:
         return False
+    if row.kind == CONSTRUCTOR_KIND and row.symbol and terms.isdisjoint(CREATION_WORDS):
+        owner, _, leaf = row.symbol.rpartition(".")
+        if leaf == owner.rsplit(".", 1)[-1]:
+            return False
     if row.kind in TYPE_KINDS and row.symbol and not terms & TYPE_WORDS:
         return bool(members(row) or listed_members(row.symbol, row.header, declared=True))
     return True
