@@ -453,7 +453,7 @@ class CodeChunker:
                     continue
                 # Free one-liners (Go's `func IPv4Unspecified() Addr { … }`), or those of
                 # several receivers: no one name fits the window, so it leads with theirs.
-                labels = _leaf_labels(self.root_leaves, first, last)
+                labels = _leaf_names(self.root_leaves, first, last, declared=False, qualified=True)
                 listed = (names_line(labels, _MAX_SIGNATURE),) if labels else ()
                 self.out.append(_Out(first, last, "window", None, (*listed, *headers)))
                 continue
@@ -717,23 +717,19 @@ def _leaf_container(leaves: list[_Leaf], first: int, last: int) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _leaf_names(leaves: list[_Leaf], first: int, last: int, *, declared: bool) -> tuple[str, ...]:
+def _leaf_names(
+    leaves: list[_Leaf], first: int, last: int, *, declared: bool, qualified: bool = False
+) -> tuple[str, ...]:
     """The names of the leaves on lines ``first..last`` that are only declared (C++
     prototypes, pure virtual and abstract methods), or with ``declared`` false the one-line
-    definitions; each once, in order."""
-    names = (leaf.name for leaf in leaves if leaf.declared == declared and first <= leaf.start <= last)
-    return tuple(dict.fromkeys(names))
-
-
-def _leaf_labels(leaves: list[_Leaf], first: int, last: int) -> tuple[str, ...]:
-    """The names of the one-line definitions on lines ``first..last``, each after its
-    container when it has one (``A.Len``), each once, in order."""
-    labels = (
-        f"{leaf.container}.{leaf.name}" if leaf.container else leaf.name
+    definitions; with ``qualified`` each after its container when it has one (``A.Len``);
+    each once, in order."""
+    names = (
+        f"{leaf.container}.{leaf.name}" if qualified and leaf.container else leaf.name
         for leaf in leaves
-        if not leaf.declared and first <= leaf.start <= last
+        if leaf.declared == declared and first <= leaf.start <= last
     )
-    return tuple(dict.fromkeys(labels))
+    return tuple(dict.fromkeys(names))
 
 
 def _header(out: _Out) -> str:
