@@ -474,3 +474,105 @@ def test_a_sentence_about_a_classs_method_finds_it_above_the_constructor(money: 
     assert hits[0].symbol == "Money.intValue"
     made = search(money, SearchQuery("Creates a Money from units and a scale", limit=5)).hits
     assert made[0].symbol == "Money.Money" and made[0].kind == "constructor"
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("_url", ("_url",)),
+        ("Vec::push", ("Vec", "push")),
+        ("`parseGlob()`", ("parseGlob",)),
+        ("os.path join", ("os", "path", "join")),
+        ("ValueTree::SharedObject operator=", ("ValueTree", "SharedObject", "operator=")),
+        ("operator()", ("operator()",)),
+    ],
+)
+def test_the_names_a_query_types(query: str, names: tuple[str, ...]) -> None:
+    assert s.typed_names(query) == names
+
+
+def test_a_definition_named_exactly_as_typed() -> None:
+    assert s.names_exactly("AddrPort.Addr", ("AddrPort", "Addr"))
+    assert s.names_exactly("netip.AddrPort.Addr", ("AddrPort", "Addr"))
+    assert not s.names_exactly("Addr", ("AddrPort", "Addr"))  # the owner is typed too
+    assert not s.names_exactly("url", ("_url",))  # the underscore is part of the name
+    assert not s.names_exactly("ParseGlob", ("parseGlob",))  # and so is the case
+    assert not s.names_exactly("Updater.Impl.lazySet", ("Updater", "lazySet"))  # a nested class's
+    assert not s.names_exactly(None, ("x",))
+
+
+# Zod's pattern: every public schema function has a private twin in the core that it calls.
+TS_TWINS = {
+    "core/api.ts": """
+export function _url(params?: string | UrlParams): ZodUrl {
+  return new ZodUrl({ type: "string", format: "url", check: "string_format", ...normalizeParams(params) });
+}
+
+export function _email(params?: string | EmailParams): ZodEmail {
+  return new ZodEmail({ type: "string", format: "email", ...normalizeParams(params) });
+}
+
+export function _toLowerCase(): ZodStringTransform {
+  return _overwrite((input) => input.toLowerCase());
+}
+""",
+    "classic/schemas.ts": """
+export interface ZodString extends ZodType {
+  email(params?: string | EmailParams): this;
+  url(params?: string | UrlParams): this;
+  toLowerCase(): this;
+}
+
+export function url(params?: string | UrlParams): ZodUrl {
+  return _url(params);
+}
+
+export function email(params?: string | EmailParams): ZodEmail {
+  return _email(params);
+}
+""",
+    "template/glob.go": """package template
+
+// ParseGlob creates a new Template and parses the template definitions from the files
+func ParseGlob(pattern string) (*Template, error) {
+	return parseGlob(nil, pattern)
+}
+
+func parseGlob(t *Template, pattern string) (*Template, error) {
+	filenames, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return parseFiles(t, readFileOS, filenames...)
+}
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("twins")
+    for rel, text in TS_TWINS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    yield from indexed(root)
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol"),
+    [
+        ("_url", "_url"),
+        ("url", "url"),
+        ("_email", "_email"),
+        ("email", "email"),
+        ("parseGlob", "parseGlob"),
+        ("ParseGlob", "ParseGlob"),
+        ("toLowerCase", "ZodString.toLowerCase"),
+        ("ZodString email", "ZodString.email"),
+    ],
+)
+def test_a_name_typed_exactly_finds_that_definition_before_its_twins(
+    twins: Engine, query: str, symbol: str
+) -> None:
+    hits = search(twins, SearchQuery(query, limit=5)).hits
+    assert hits[0].symbol == symbol, [h.symbol for h in hits]

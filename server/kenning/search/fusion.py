@@ -177,6 +177,26 @@ def punctuation_fits(row: ChunkRow, written: frozenset[str]) -> bool:
     return any(name in text for name in alike)
 
 
+def typed_names(text: str) -> tuple[str, ...]:
+    """The names a short query types, in order, as code spells them: each word without its
+    backticks or a call's ``()``, split at ``::`` and ``.`` (``Vec::push`` → ``Vec``, ``push``)."""
+    names: list[str] = []
+    for word in text.split():
+        word = word.strip("`")
+        if word.endswith("()") and word != "operator()":
+            word = word[:-2]
+        names.extend(part for part in re.split(r"::|\.", word) if part)
+    return tuple(names)
+
+
+def names_exactly(symbol: str | None, typed: tuple[str, ...]) -> bool:
+    """Whether the definition's dotted name ends with the names ``typed``, exactly as typed
+    (``AddrPort.Addr`` for "AddrPort Addr", not the type `Addr`; `_url` for "_url", not `url`)."""
+    if not symbol or not typed:
+        return False
+    return tuple(symbol.split(".")[-len(typed) :]) == typed
+
+
 # Languages whose declared functions (prototypes in a header) are defined elsewhere: there the
 # definition is what a name means. Elsewhere a method without a body (Java's `native` and
 # `abstract` ones) is all there is of it, and a name finds it among its class's declarations.
@@ -355,6 +375,8 @@ def fuse(
             owner_terms = rare_terms(engine, conn, [t for t in terms if t in named], total)
     written_code = code_spans(text)
     names_written = written_names(text)
+    # A query of names may type one exactly (`_url`, not its twin `url`): see EXACT_NAME_BOOST.
+    typed = typed_names(text) if inside else ()
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
         row = rows.get(cid)
@@ -370,6 +392,8 @@ def fuse(
                 score += lexical_weight / (tuning.RRF_K + lexical_rank[cid])
             score += chunk_boost(term_set, row, owner_terms, inside=inside, written=written)
             score += tuning.NAME_BOOST * aliased.get(cid, 0.0)
+            if typed and names_exactly(row.symbol, typed):
+                score += tuning.EXACT_NAME_BOOST
             if written_code:  # `Box<[T], A>`: the code the query writes, as the chunk writes it
                 score += tuning.CODE_SPAN_BOOST * spans_written(written_code, row.text)
             if names_written and names_written <= signature_words(row):
