@@ -12,6 +12,13 @@ Where the sources come from (registries only; nothing is committed to this repos
   library, docstrings stripped as in ``bench.corpus``.
 * **TypeScript**: RxJS 7.8.1 from npm, which ships its ``src/``: ``npm pack rxjs@7.8.1`` into
   ``<workdir>/src`` and unpacked there (done by :func:`locate` when npm is available).
+* **TypeScript, other libraries** (``ts-libs``): Zod 4.1.12, TanStack Router's core 1.171.39
+  and TanStack Form's core 1.33.5, each ``src/`` from npm, packed by :func:`locate` into
+  ``<workdir>/src/ts-libs-packed`` and copied to ``<workdir>/src/ts-libs/<name>``. RxJS is one
+  library, smaller than the budget, so every selection seed samples all of it; these three are
+  another view of TypeScript (schema classes and their private twins, routers, form state), and
+  their selections differ per seed. Zod's ``v3/`` (the previous API, kept for compatibility), its
+  ``mini`` variants (the same schemas again) and ``locales/`` (message tables) are left out.
 * **JavaScript**: ESLint 9.17.0's ``lib/`` from npm (plain CommonJS with JSDoc), fetched the
   same way into ``<workdir>/src/eslint``.
 * **Java**: the OpenJDK 17 class library from Debian, ``apt-get install openjdk-17-source`` →
@@ -66,6 +73,11 @@ import tree_sitter as ts
 from bench.corpus import DocQuery, _first_sentence
 
 RXJS = "rxjs@7.8.1"
+TS_LIBS = (
+    ("zod", "zod@4.1.12"),
+    ("router-core", "@tanstack/router-core@1.171.39"),
+    ("form-core", "@tanstack/form-core@1.33.5"),
+)
 ESLINT = "eslint@9.17.0"
 GLIBC = "2.36"
 JDK_SRC = "/usr/lib/jvm/openjdk-17/lib/src.zip"
@@ -115,6 +127,14 @@ SOURCES: dict[str, Source] = {
         ("",),
         frozenset({"testing", "node_modules"}),
         (".d.ts", ".spec.ts"),
+    ),
+    "ts-libs": Source(
+        "typescript",
+        "Zod 4.1.12, TanStack Router core 1.171.39 and Form core 1.33.5 (src/ from npm)",
+        (".ts",),
+        ("",),
+        frozenset({"tests", "__tests__", "node_modules", "v3", "mini", "v4-mini", "locales"}),
+        (".d.ts", ".spec.ts", ".test.ts", ".test-d.ts"),
     ),
     "javascript": Source(
         "javascript",
@@ -186,6 +206,8 @@ def locate(lang: str, work: Path, *, install: bool = True) -> Path | None:
         return stdlib_root()
     if lang == "typescript":
         return _npm_package(RXJS, work / "src" / "rxjs", "src", install=install)
+    if lang == "ts-libs":
+        return _npm_sources(TS_LIBS, work / "src" / "ts-libs", install=install)
     if lang == "javascript":
         return _npm_package(ESLINT, work / "src" / "eslint", "lib", install=install)
     if lang == "java":  # unzipped from the JDK's src.zip (openjdk-17-source)
@@ -228,6 +250,19 @@ def _npm_package(spec: str, dest: Path, sub: str, *, install: bool) -> Path | No
     tarball = dest / out.stdout.strip().splitlines()[-1]
     subprocess.run(["tar", "xzf", str(tarball), "-C", str(dest)], check=True)
     return root if root.is_dir() else None
+
+
+def _npm_sources(specs: tuple[tuple[str, str], ...], root: Path, *, install: bool) -> Path | None:
+    """``root``, holding each npm package's ``src/`` as ``root/<name>``, packed and unpacked
+    there when missing (and ``install`` and npm allow)."""
+    for name, spec in specs:
+        if (root / name).is_dir():
+            continue
+        unpacked = _npm_package(spec, root.parent / f"{root.name}-packed" / name, "src", install=install)
+        if unpacked is None:
+            return None
+        shutil.copytree(unpacked, root / name)
+    return root
 
 
 def source_files(src: Source, root: Path) -> list[str]:
@@ -297,6 +332,7 @@ def prepare(
     the index's scan sees nothing new.
     """
     src = SOURCES[lang]
+    lang = src.lang  # "ts-libs" is TypeScript
     files = source_files(src, root)
     by_dir: dict[str, list[str]] = {}
     for rel in files:

@@ -40,7 +40,7 @@ from typing import Any
 from bench.corpus import DocQuery
 
 REPO = Path(__file__).resolve().parents[1]
-LANGS = ("python", "go", "rust", "typescript", "javascript", "java", "c", "cpp")
+LANGS = ("python", "go", "rust", "typescript", "ts-libs", "javascript", "java", "c", "cpp")
 BUDGET = 9_000  # non-blank code lines per language, after stripping: ~1-1.5k chunks
 SELECT_SEED = 7
 DESC_SEED = 13
@@ -306,6 +306,7 @@ def markdown(r: dict[str, Any]) -> str:
         "go": "Go",
         "rust": "Rust",
         "typescript": "TypeScript",
+        "ts-libs": "TypeScript: Zod, TanStack",
         "javascript": "JavaScript",
         "java": "Java",
         "c": "C",

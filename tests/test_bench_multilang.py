@@ -330,7 +330,9 @@ def test_report_renders_errors_and_results() -> None:
     )
 
 
-@pytest.mark.parametrize("lang", ["go", "rust", "typescript", "javascript", "python", "java", "c", "cpp"])
+@pytest.mark.parametrize(
+    "lang", ["go", "rust", "typescript", "ts-libs", "javascript", "python", "java", "c", "cpp"]
+)
 def test_every_language_has_a_source(lang: str) -> None:
     assert lang in mlcorpus.SOURCES and lang in multilang.LANGS
 
@@ -357,6 +359,34 @@ def test_missing_debian_packages_locate_nothing(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(mlcorpus, "JUCE_MODULES", str(tmp_path / "no-juce"))
     assert mlcorpus.locate("java", tmp_path) is None
     assert mlcorpus.locate("cpp", tmp_path) is None
+
+
+def test_other_typescript_libraries_are_read_as_typescript(tmp_path: Path) -> None:
+    # ts-libs: one root with each npm package's src/ under its name (mlcorpus._npm_sources).
+    root = tmp_path / "src" / "ts-libs"
+    assert [name for name, _ in mlcorpus.TS_LIBS] == ["zod", "router-core", "form-core"]
+    for rel in (
+        "zod/v4/core/map.ts",
+        "zod/v3/map.ts",
+        "zod/v4/mini/map.ts",
+        "form-core/map.ts",
+        "router-core/map.ts",
+    ):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(TS)
+    (root / "form-core" / "map.test.ts").write_text(TS)
+    assert mlcorpus.locate("ts-libs", tmp_path, install=False) == root
+    prep = mlcorpus.prepare("ts-libs", root, tmp_path / "ws", budget=1000, seed=7)
+    # Zod's previous API and its mini variants are the same schemas again; tests are not code.
+    assert prep.files == ["form-core/map.ts", "router-core/map.ts", "zod/v4/core/map.ts"]
+    assert {(q.path, q.name) for q in prep.descriptive} == {
+        (path, name) for path in prep.files for name in ("map", "Box.open")
+    }
+    assert "Applies a function" not in (tmp_path / "ws" / "zod/v4/core/map.ts").read_text()
+
+
+def test_missing_npm_sources_locate_nothing_without_install(tmp_path: Path) -> None:
+    assert mlcorpus.locate("ts-libs", tmp_path, install=False) is None
 
 
 def test_a_documented_share_keeps_doc_comments_and_queries(tmp_path: Path) -> None:
