@@ -576,3 +576,73 @@ def test_a_name_typed_exactly_finds_that_definition_before_its_twins(
 ) -> None:
     hits = search(twins, SearchQuery(query, limit=5)).hits
     assert hits[0].symbol == symbol, [h.symbol for h in hits]
+
+
+def test_a_javascript_constructor_is_named_after_its_class_by_a_sentence_that_makes_one() -> None:
+    assert s.named_after_class("forms.FieldApi.constructor") == "forms.FieldApi.FieldApi"
+    assert s.named_after_class("FieldApi.handleChange") == "FieldApi.handleChange"
+    assert s.named_after_class("constructor") == "constructor"  # a function of that name
+    assert s.named_after_class(None) is None
+    row = ChunkRow(
+        1, 1, "a.ts", "typescript", 1, 9, "constructor", "Money.constructor", "money: constructor", ""
+    )
+    making = {"creates", "a", "money", "from", "units"}
+    assert s.chunk_boost(making, row, inside=False) > 0
+    assert s.chunk_boost({"converts", "this", "money", "to", "an", "int"}, row, inside=False) == 0
+
+
+TS_MONEY = """export class Money {
+  private readonly units: bigint;
+  private readonly scale: number;
+
+  constructor(units: bigint, scale: number) {
+    this.units = units;
+    this.scale = scale;
+  }
+
+  static parse(text: string): Money {
+    const dot = text.indexOf('.');
+    const scale = dot < 0 ? 0 : text.length - dot - 1;
+    return new Money(BigInt(text.replace('.', '')), scale);
+  }
+
+  intValue(): number {
+    let whole = this.units;
+    for (let i = 0; i < this.scale; i++) {
+      whole /= 10n;
+    }
+    return Number(whole);
+  }
+
+  negate(): Money {
+    return new Money(-this.units, this.scale);
+  }
+
+  toPlainString(): string {
+    let digits = (this.units < 0n ? -this.units : this.units).toString();
+    while (digits.length <= this.scale) {
+      digits = '0' + digits;
+    }
+    const point = digits.length - this.scale;
+    const sign = this.units < 0n ? '-' : '';
+    return this.scale === 0 ? sign + digits : sign + digits.slice(0, point) + '.' + digits.slice(point);
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def ts_money(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("ts-money")
+    (root / "money.ts").write_text(TS_MONEY)
+    yield from indexed(root)
+
+
+def test_a_sentence_that_makes_a_class_finds_its_typescript_constructor(ts_money: Engine) -> None:
+    # `negate` (`return new Money(…)`) ranked first for these before a sentence that makes a
+    # Money named the constructor.
+    for making in ("Creates a new `Money` instance", "Creates a Money instance"):
+        made = search(ts_money, SearchQuery(making, limit=5)).hits
+        assert made[0].symbol == "Money.constructor", [h.symbol for h in made]
+    converted = search(ts_money, SearchQuery("Converts this Money to an int", limit=5)).hits
+    assert converted[0].symbol == "Money.intValue", [h.symbol for h in converted]

@@ -263,6 +263,18 @@ def sentence_names(row: ChunkRow, terms: set[str]) -> bool:
     return True
 
 
+def named_after_class(symbol: str | None) -> str | None:
+    """A JavaScript or TypeScript constructor's name read as Java's and C++'s are written, after
+    its class (``FieldApi.constructor`` → ``FieldApi.FieldApi``): a sentence that says it makes
+    a `FieldApi` ("Initializes a new `FieldApi` instance") then spells it as it spells theirs."""
+    if symbol is None:
+        return None
+    owner, _, leaf = symbol.rpartition(".")
+    if leaf != "constructor" or not owner:
+        return symbol
+    return f"{owner}.{owner.rsplit('.', 1)[-1]}"
+
+
 def chunk_boost(
     terms: set[str],
     row: ChunkRow,
@@ -279,7 +291,8 @@ def chunk_boost(
     writes (``punctuation_fits``)."""
     own = punctuation_fits(row, written) if inside else sentence_names(row, terms)
     creating = row.kind == CONSTRUCTOR_KIND and not terms.isdisjoint(CREATION_WORDS)
-    boost = name_boost(terms, row.symbol, owner_terms, named=inside, creating=creating) if own else 0.0
+    symbol = named_after_class(row.symbol) if creating and not inside else row.symbol
+    boost = name_boost(terms, symbol, owner_terms, named=inside, creating=creating) if own else 0.0
     if inside and row.symbol:
         names = members(row)
         if row.language not in DEFINED_ELSEWHERE:
