@@ -263,14 +263,21 @@ def sentence_names(row: ChunkRow, terms: set[str]) -> bool:
     return True
 
 
+def is_constructor(row: ChunkRow) -> bool:
+    """Whether the row defines a constructor: the chunker's kind, or Python's ``__init__`` (a
+    method to the chunker)."""
+    return row.kind == CONSTRUCTOR_KIND or (row.symbol or "").endswith(".__init__")
+
+
 def named_after_class(symbol: str | None) -> str | None:
-    """A JavaScript or TypeScript constructor's name read as Java's and C++'s are written, after
-    its class (``FieldApi.constructor`` → ``FieldApi.FieldApi``): a sentence that says it makes
-    a `FieldApi` ("Initializes a new `FieldApi` instance") then spells it as it spells theirs."""
+    """A JavaScript or TypeScript constructor's name (or Python's ``__init__``) read as Java's
+    and C++'s are written, after its class (``FieldApi.constructor`` → ``FieldApi.FieldApi``):
+    a sentence that says it makes a `FieldApi` ("Initializes a new `FieldApi` instance") then
+    spells it as it spells theirs."""
     if symbol is None:
         return None
     owner, _, leaf = symbol.rpartition(".")
-    if leaf != "constructor" or not owner:
+    if leaf not in ("constructor", "__init__") or not owner:
         return symbol
     return f"{owner}.{owner.rsplit('.', 1)[-1]}"
 
@@ -290,7 +297,7 @@ def chunk_boost(
     mean by its name (``sentence_names``). ``written``: the destructors and operators the query
     writes (``punctuation_fits``)."""
     own = punctuation_fits(row, written) if inside else sentence_names(row, terms)
-    creating = row.kind == CONSTRUCTOR_KIND and not terms.isdisjoint(CREATION_WORDS)
+    creating = is_constructor(row) and not terms.isdisjoint(CREATION_WORDS)
     symbol = named_after_class(row.symbol) if creating and not inside else row.symbol
     boost = name_boost(terms, symbol, owner_terms, named=inside, creating=creating) if own else 0.0
     if inside and row.symbol:
