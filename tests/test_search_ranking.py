@@ -707,3 +707,68 @@ def test_a_sentence_that_makes_a_python_class_finds_its_init(py_documents: Engin
     query = f"Create {article} {kind.lower()}/* type document"
     hits = search(py_documents, SearchQuery(query, limit=5)).hits
     assert hits[0].symbol == f"{kind}Document.__init__", [h.symbol for h in hits]
+
+
+def _documented_operator(name: str, body: str) -> str:
+    """An RxJS-style operator: a doc comment longer than a chunk, examples and all, above it."""
+    doc = [
+        "/**",
+        f" * Groups values of the source in some way, which is what `{name}` is for.",
+        " *",
+        " * ![](marble-diagram.png)",
+        " *",
+        *(
+            f" * Paragraph line {i} of the description, which says what {name} emits and when."
+            for i in range(12)
+        ),
+        " *",
+        " * ## Example",
+        " *",
+        " * ```ts",
+        f" * import {{ fromEvent, {name} }} from 'rxjs';",
+        " *",
+        " * const clicks = fromEvent(document, 'click');",
+        f" * const result = clicks.pipe({name}());",
+        " * result.subscribe(x => console.log(x));",
+        " * ```",
+        *(f" * More about edge case {i}: completion, errors and unsubscription." for i in range(10)),
+        " *",
+        f" * @return A function that returns an Observable of the {name} values.",
+        " */",
+    ]
+    return "\n".join(doc) + f"\nexport function {name}<T>(): OperatorFunction<T, T[]> {{\n{body}}}\n"
+
+
+OPERATOR_BODY = """  return operate((source, subscriber) => {
+    let prev: T;
+    let hasPrev = false;
+    source.subscribe(
+      createOperatorSubscriber(subscriber, (value) => {
+        const p = prev;
+        prev = value;
+        hasPrev && subscriber.next([p, value]);
+        hasPrev = true;
+      })
+    );
+  });
+"""
+
+
+@pytest.fixture(scope="module")
+def documented_operators(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("operators")
+    for name in ("pairwise", "bufferPairs", "windowPairs"):
+        (root / f"{name}.ts").write_text(
+            "import { operate } from './lift';\n\n" + _documented_operator(name, OPERATOR_BODY)
+        )
+    yield from indexed(root)
+
+
+@pytest.mark.parametrize("name", ["pairwise", "bufferPairs", "windowPairs"])
+def test_a_name_typed_exactly_finds_the_definition_not_the_top_of_its_doc_comment(
+    documented_operators: Engine, name: str
+) -> None:
+    hits = search(documented_operators, SearchQuery(name, limit=5)).hits
+    lines = (documented_operators.root / hits[0].path).read_text().splitlines()
+    declared = next(i for i, line in enumerate(lines, 1) if line.startswith(f"export function {name}"))
+    assert hits[0].path == f"{name}.ts" and hits[0].start_line <= declared <= hits[0].end_line

@@ -197,6 +197,27 @@ def names_exactly(symbol: str | None, typed: tuple[str, ...]) -> bool:
     return tuple(symbol.split(".")[-len(typed) :]) == typed
 
 
+def exact_definitions(
+    engine: Engine, conn: sqlite3.Connection, rows: Iterable[ChunkRow], typed: tuple[str, ...]
+) -> set[int]:
+    """The ids of ``rows`` that define a name typed exactly (``names_exactly``); of a definition
+    cut into pieces (a long doc comment above it, in documented code), only the piece that holds
+    its name line: "pairwise" means `function pairwise`, not the top of its 40-line comment."""
+    named = [row for row in rows if names_exactly(row.symbol, typed)]
+    if not named:
+        return set()
+    assert engine.db is not None
+    lines = engine.db.name_lines({row.file_id for row in named}, typed[-1], conn)
+    pieces: dict[tuple[int, str | None], list[ChunkRow]] = {}
+    for row in named:
+        pieces.setdefault((row.file_id, row.symbol), []).append(row)
+    found: set[int] = set()
+    for (file_id, _), parts in pieces.items():
+        holding = [p for p in parts if any(p.start_line <= n <= p.end_line for n in lines.get(file_id, ()))]
+        found.update(p.id for p in holding or parts)
+    return found
+
+
 # Languages whose declared functions (prototypes in a header) are defined elsewhere: there the
 # definition is what a name means. Elsewhere a method without a body (Java's `native` and
 # `abstract` ones) is all there is of it, and a name finds it among its class's declarations.
@@ -397,6 +418,7 @@ def fuse(
     names_written = written_names(text)
     # A query of names may type one exactly (`_url`, not its twin `url`): see EXACT_NAME_BOOST.
     typed = typed_names(text) if inside else ()
+    exact = exact_definitions(engine, conn, rows.values(), typed) if typed else set()
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
         row = rows.get(cid)
@@ -412,7 +434,7 @@ def fuse(
                 score += lexical_weight / (tuning.RRF_K + lexical_rank[cid])
             score += chunk_boost(term_set, row, owner_terms, inside=inside, written=written)
             score += tuning.NAME_BOOST * aliased.get(cid, 0.0)
-            if typed and names_exactly(row.symbol, typed):
+            if row.id in exact:
                 score += tuning.EXACT_NAME_BOOST
             if written_code:  # `Box<[T], A>`: the code the query writes, as the chunk writes it
                 score += tuning.CODE_SPAN_BOOST * spans_written(written_code, row.text)

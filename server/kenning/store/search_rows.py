@@ -58,6 +58,19 @@ class SearchReads:
             )
         ]
 
+    def name_lines(
+        self, file_ids: Collection[int], name: str, conn: sqlite3.Connection | None = None
+    ) -> dict[int, list[int]]:
+        """The lines on which the given files define a symbol called ``name``, by file id."""
+        out: dict[int, list[int]] = {}
+        for file_id, line in self._r(conn).execute(
+            "SELECT file_id, name_line FROM symbols WHERE file_id IN (SELECT value FROM json_each(?))"
+            " AND name = ?",
+            (_json_ids(file_ids), name),
+        ):
+            out.setdefault(int(file_id), []).append(int(line))
+        return out
+
     def term_doc_counts(
         self, terms: Sequence[str], cap: int, conn: sqlite3.Connection | None = None
     ) -> dict[str, int]:
