@@ -275,7 +275,7 @@ def sentence_names(row: ChunkRow, terms: set[str]) -> bool:
     "Converts this BigDecimal to an int" means `intValue`."""
     if row.kind in STRETCH_KINDS:
         return False
-    if row.kind == CONSTRUCTOR_KIND and row.symbol and terms.isdisjoint(CREATION_WORDS):
+    if row.kind == CONSTRUCTOR_KIND and row.symbol and not makes_one(row, terms):
         owner, _, leaf = row.symbol.rpartition(".")
         if leaf == owner.rsplit(".", 1)[-1]:
             return False
@@ -288,6 +288,12 @@ def is_constructor(row: ChunkRow) -> bool:
     """Whether the row defines a constructor: the chunker's kind, or Python's ``__init__`` (a
     method to the chunker)."""
     return row.kind == CONSTRUCTOR_KIND or (row.symbol or "").endswith(".__init__")
+
+
+def makes_one(row: ChunkRow, terms: set[str]) -> bool:
+    """Whether the row defines a constructor and a sentence with the words ``terms`` says it
+    makes something (``CREATION_WORDS``)."""
+    return is_constructor(row) and not terms.isdisjoint(CREATION_WORDS)
 
 
 def named_after_class(symbol: str | None) -> str | None:
@@ -318,7 +324,7 @@ def chunk_boost(
     mean by its name (``sentence_names``). ``written``: the destructors and operators the query
     writes (``punctuation_fits``)."""
     own = punctuation_fits(row, written) if inside else sentence_names(row, terms)
-    creating = is_constructor(row) and not terms.isdisjoint(CREATION_WORDS)
+    creating = makes_one(row, terms)
     symbol = named_after_class(row.symbol) if creating and not inside else row.symbol
     boost = name_boost(terms, symbol, owner_terms, named=inside, creating=creating) if own else 0.0
     if inside and row.symbol:
