@@ -3,7 +3,7 @@ tests rank against."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from kenning.config import Config
@@ -18,3 +18,11 @@ def indexed(root: Path, encoder: Encoder | None = None) -> Iterator[Engine]:
     with Engine(root, Config(), encoder_factory=lambda _c: model).open() as eng:
         update(eng)
         yield eng
+
+
+def indexed_files(root: Path, files: Mapping[str, str], encoder: Encoder | None = None) -> Iterator[Engine]:
+    """``files`` (relative path → text) written under ``root``, then ``indexed``."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    yield from indexed(root, encoder)

@@ -16,7 +16,7 @@ from kenning.search import SearchQuery, search, tuning
 from kenning.search import fusion as s
 from kenning.search.bm25 import lexical_candidates
 from kenning.store.rows import ChunkRow
-from tests.search_helpers import indexed
+from tests.search_helpers import indexed, indexed_files
 
 
 @pytest.mark.parametrize(
@@ -462,9 +462,7 @@ public class Money {
 
 @pytest.fixture(scope="module")
 def money(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    root = tmp_path_factory.mktemp("money")
-    (root / "Money.java").write_text(JAVA_MONEY)
-    yield from indexed(root)
+    yield from indexed_files(tmp_path_factory.mktemp("money"), {"Money.java": JAVA_MONEY})
 
 
 def test_a_sentence_about_a_classs_method_finds_it_above_the_constructor(money: Engine) -> None:
@@ -551,11 +549,7 @@ func parseGlob(t *Template, pattern string) (*Template, error) {
 
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    root = tmp_path_factory.mktemp("twins")
-    for rel, text in TS_TWINS.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    yield from indexed(root)
+    yield from indexed_files(tmp_path_factory.mktemp("twins"), TS_TWINS)
 
 
 @pytest.mark.parametrize(
@@ -634,9 +628,7 @@ TS_MONEY = """export class Money {
 
 @pytest.fixture(scope="module")
 def ts_money(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    root = tmp_path_factory.mktemp("ts-money")
-    (root / "money.ts").write_text(TS_MONEY)
-    yield from indexed(root)
+    yield from indexed_files(tmp_path_factory.mktemp("ts-money"), {"money.ts": TS_MONEY})
 
 
 def test_a_sentence_that_makes_a_class_finds_its_typescript_constructor(ts_money: Engine) -> None:
@@ -695,9 +687,7 @@ class {kind}Document(Document):
 
 @pytest.fixture(scope="module")
 def py_documents(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    root = tmp_path_factory.mktemp("py-documents")
-    (root / "documents.py").write_text(PY_DOCUMENTS)
-    yield from indexed(root)
+    yield from indexed_files(tmp_path_factory.mktemp("py-documents"), {"documents.py": PY_DOCUMENTS})
 
 
 @pytest.mark.parametrize("kind", ["Text", "Image", "Audio"])
@@ -756,12 +746,11 @@ OPERATOR_BODY = """  return operate((source, subscriber) => {
 
 @pytest.fixture(scope="module")
 def documented_operators(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    root = tmp_path_factory.mktemp("operators")
-    for name in ("pairwise", "bufferPairs", "windowPairs"):
-        (root / f"{name}.ts").write_text(
-            "import { operate } from './lift';\n\n" + _documented_operator(name, OPERATOR_BODY)
-        )
-    yield from indexed(root)
+    files = {
+        f"{name}.ts": "import { operate } from './lift';\n\n" + _documented_operator(name, OPERATOR_BODY)
+        for name in ("pairwise", "bufferPairs", "windowPairs")
+    }
+    yield from indexed_files(tmp_path_factory.mktemp("operators"), files)
 
 
 @pytest.mark.parametrize("name", ["pairwise", "bufferPairs", "windowPairs"])
