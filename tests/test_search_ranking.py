@@ -761,3 +761,134 @@ def test_a_name_typed_exactly_finds_the_definition_not_the_top_of_its_doc_commen
     lines = (documented_operators.root / hits[0].path).read_text().splitlines()
     declared = next(i for i, line in enumerate(lines, 1) if line.startswith(f"export function {name}"))
     assert hits[0].path == f"{name}.ts" and hits[0].start_line <= declared <= hits[0].end_line
+
+
+def test_a_sentence_says_which_way_a_conversion_goes() -> None:
+    assert s.conversion_sides("Converts a `Cow<'a, OsStr>` into an `OsString`, copying it") == (
+        frozenset({"converts", "a", "cow", "osstr"}),
+        frozenset({"an", "osstring", "copying", "it"}),
+    )
+    # "from": the source after it, the target before it.
+    assert s.conversion_sides("Creates an `OsString` from a `String`") == (
+        frozenset({"a", "string"}),
+        frozenset({"creates", "an", "osstring"}),
+    )
+    assert s.conversion_sides("Returns the length of the buffer") is None
+
+
+def _impl(text: str, header: str = "os string: from") -> ChunkRow:
+    return ChunkRow(1, 1, "os_str.rs", "rust", 1, 9, "impl", "OsString", header, text)
+
+
+def test_the_conversion_a_chunk_implements() -> None:
+    cow = _impl("#[stable(since = \"1.28.0\")]\nimpl<'a> From<Cow<'a, OsStr>> for OsString {\n    fn from(")
+    assert s.conversion(cow) == (frozenset({"cow", "osstr"}), frozenset({"osstring"}))
+    boxed = _impl("impl<A: Allocator> TryFrom<Box<[T], A>> for Box<[T; N], A>\nwhere\n    T: Copy,\n{")
+    assert s.conversion(boxed) == (frozenset({"box", "t"}), frozenset({"box", "t", "n"}))
+    # A method of the impl: its header carries the impl's signature.
+    method = ChunkRow(
+        1,
+        1,
+        "a.rs",
+        "rust",
+        1,
+        3,
+        "method",
+        "OsString.from",
+        "os string from\nimpl From<String> for OsString",
+        "fn from(s: String) -> OsString {",
+    )
+    assert s.conversion(method) == (frozenset({"string"}), frozenset({"osstring"}))
+    assert s.conversion(_impl("impl OsString {\n    pub fn new() -> OsString {")) is None
+
+
+def test_a_conversion_is_said_in_its_direction_only() -> None:
+    into_os_string = s.conversion_sides("Converts a `Cow<'a, OsStr>` into an `OsString`")
+    assert into_os_string is not None
+    assert s.converts_as_said(_impl("impl<'a> From<Cow<'a, OsStr>> for OsString {"), into_os_string)
+    assert not s.converts_as_said(_impl("impl<'a> From<&'a OsString> for Cow<'a, OsStr> {"), into_os_string)
+    assert not s.converts_as_said(_impl("impl From<String> for OsString {"), into_os_string)
+    # Both sides name `Box`: the one whose types sit on the sides the sentence puts them.
+    to_bytes = s.conversion_sides("Converts a `Box<str>` into a `Box<[u8]>`")
+    assert to_bytes is not None
+    assert s.converts_as_said(_impl("impl<A: Allocator> From<Box<str, A>> for Box<[u8], A> {"), to_bytes)
+    assert not s.converts_as_said(_impl("impl From<Box<[u8]>> for Box<str> {"), to_bytes)
+
+
+RUST_CONVERSIONS = """use std::borrow::Cow;
+
+pub struct OsString {
+    inner: Vec<u8>,
+}
+
+pub struct OsStr {
+    inner: [u8],
+}
+
+impl From<String> for OsString {
+    #[inline]
+    fn from(s: String) -> OsString {
+        OsString { inner: s.into_bytes() }
+    }
+}
+
+impl<'a> From<&'a OsString> for Cow<'a, OsStr> {
+    #[inline]
+    fn from(s: &'a OsString) -> Cow<'a, OsStr> {
+        Cow::Borrowed(s.as_os_str())
+    }
+}
+
+impl<'a> From<Cow<'a, OsStr>> for OsString {
+    #[inline]
+    fn from(s: Cow<'a, OsStr>) -> Self {
+        s.into_owned()
+    }
+}
+
+impl From<OsString> for Box<OsStr> {
+    #[inline]
+    fn from(s: OsString) -> Box<OsStr> {
+        s.into_boxed_os_str()
+    }
+}
+
+impl From<Box<OsStr>> for OsString {
+    #[inline]
+    fn from(boxed: Box<OsStr>) -> OsString {
+        boxed.into_os_string()
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def conversions(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("conversions"), {"os_str.rs": RUST_CONVERSIONS})
+
+
+@pytest.mark.parametrize(
+    ("query", "line"),
+    [
+        ("Converts a `Cow<'a, OsStr>` into an `OsString`", "impl<'a> From<Cow<'a, OsStr>> for OsString {"),
+        (
+            "Converts a reference to an `OsString` into a `Cow<'a, OsStr>`",
+            "impl<'a> From<&'a OsString> for Cow<'a, OsStr> {",
+        ),
+        (
+            "Converts a `Box<OsStr>` into an `OsString` without copying",
+            "impl From<Box<OsStr>> for OsString {",
+        ),
+        (
+            "Converts an `OsString` into a `Box<OsStr>` without copying",
+            "impl From<OsString> for Box<OsStr> {",
+        ),
+        ("Creates an `OsString` from a `String`", "impl From<String> for OsString {"),
+    ],
+)
+def test_a_sentence_finds_the_conversion_it_describes_not_its_reverse(
+    conversions: Engine, query: str, line: str
+) -> None:
+    hits = search(conversions, SearchQuery(query, limit=5)).hits
+    first = RUST_CONVERSIONS.split("\n")[hits[0].start_line - 1 : hits[0].end_line]
+    assert line in first, [(h.start_line, h.symbol) for h in hits]

@@ -51,10 +51,9 @@ def enclosing_signatures(row: ChunkRow) -> str:
     return row.header.partition("\n")[2]
 
 
-def signature_words(row: ChunkRow) -> frozenset[str]:
-    """The words of the chunk's signature: its first line of code (``fn type_id(&self) ->
-    TypeId {``) and the enclosing signatures its header carries (``impl From<String> for
-    OsString``)."""
+def signature_lines(row: ChunkRow) -> list[str]:
+    """The chunk's signature: its first line of code (``fn type_id(&self) -> TypeId {``), then
+    the enclosing signatures its header carries (``impl From<String> for OsString``)."""
     first = next(
         (
             line
@@ -63,7 +62,69 @@ def signature_words(row: ChunkRow) -> frozenset[str]:
         ),
         "",
     )
-    return frozenset(_WORDS.findall(first + "\n" + enclosing_signatures(row)))
+    return [first, *enclosing_signatures(row).split("\n")]
+
+
+def signature_words(row: ChunkRow) -> frozenset[str]:
+    """The words of the chunk's signature (``signature_lines``)."""
+    return frozenset(_WORDS.findall("\n".join(signature_lines(row))))
+
+
+# A Rust conversion: `impl<'a> From<Cow<'a, OsStr>> for OsString` (or `TryFrom`), its source
+# type between the brackets and its target after `for`.
+_CONVERSION = re.compile(
+    r"\bimpl\b.*?\b(?:Try)?From\s*<(?P<source>.+?)>\s+for\s+(?P<target>[^{]+?)\s*(?:\bwhere\b|\{|$)"
+)
+# The words that say which way a sentence's conversion goes: "X into Y", "Y from X", "X to Y".
+_DIRECTION_WORDS = ("into", "from", "to")
+
+
+def _type_words(code: str) -> frozenset[str]:
+    """``Cow<'a, OsStr>`` → ``{cow, osstr}``: a type's names, lower case; a lifetime or
+    allocator parameter spelled like an article (`'a`, `A`) is not one."""
+    return frozenset(word.lower() for word in _WORDS.findall(code)) - FUNCTION_WORDS
+
+
+def conversion(row: ChunkRow) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The words of the source and target types of the `From` (or `TryFrom`) conversion the
+    chunk implements, as an `impl` it is or is inside (``impl From<String> for OsString``:
+    ``{string}``, ``{osstring}``); None for any other chunk."""
+    for line in signature_lines(row):
+        found = _CONVERSION.search(line)
+        if found:
+            return _type_words(found["source"]), _type_words(found["target"])
+    return None
+
+
+def conversion_sides(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """A sentence's words on the source and on the target side of the word that says which way
+    a conversion goes: "Converts a `Cow<'a, OsStr>` into an `OsString`" → ``{converts, cow,
+    osstr}``, ``{osstring}``; after "from" the source, before it the target. None when the
+    sentence has no such word."""
+    words = [word.lower() for word in _WORDS.findall(text)]
+    for direction in _DIRECTION_WORDS:
+        if direction in words:
+            at = words.index(direction)
+            before, after = frozenset(words[:at]), frozenset(words[at + 1 :])
+            return (after, before) if direction == "from" else (before, after)
+    return None
+
+
+def converts_as_said(row: ChunkRow, sides: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Whether the chunk implements the conversion a sentence describes (``conversion_sides``)
+    in its direction: its source type named on the source side, its target on the target side,
+    and more of them so than the other way round (`From<Box<str>> for Box<[u8]>` is "a
+    `Box<str>` into a `Box<[u8]>`", not the reverse, though both sides name `Box`)."""
+    found = conversion(row)
+    if found is None:
+        return False
+    source, target = found
+    source_side, target_side = sides
+    if not (source & source_side and target & target_side):
+        return False
+    as_said = len(source & source_side) + len(target & target_side)
+    reversed_ = len(target & source_side) + len(source & target_side)
+    return as_said > reversed_
 
 
 def is_boilerplate(row: ChunkRow) -> bool:
@@ -424,6 +485,8 @@ def fuse(
     names_written = written_names(text)
     # A query of names may type one exactly (`_url`, not its twin `url`): see EXACT_NAME_BOOST.
     typed = typed_names(text) if inside else ()
+    # "Converts a `Cow<'a, OsStr>` into an `OsString`": see CONVERSION_BOOST.
+    sides = conversion_sides(text) if not inside and tuning.CONVERSION_BOOST else None
     exact = exact_definitions(engine, conn, rows.values(), typed) if typed else set()
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
@@ -447,6 +510,8 @@ def fuse(
             if names_written and names_written <= signature_words(row):
                 # "Gets the `TypeId` of `self`": `fn type_id(&self) -> TypeId` relates both.
                 score += tuning.CODE_SPAN_BOOST
+            if sides is not None and converts_as_said(row, sides):
+                score += tuning.CONVERSION_BOOST
         scored.append((score, row))
     if not inside and scored:
         # A sentence says what an operation does, and a trait's declaration is where that is

@@ -78,6 +78,16 @@ CODE_SPAN_BOOST = 0.5 * NAME_BOOST
 # 0.981 -> 0.997; Zod 4's sources, whose `_email` / `email` twins are everywhere, 0.756 -> 0.990.
 # At 1.2 x the name boost the same but for one Zod query; at 0.4 x Zod 0.869 (the owner unchecked).
 EXACT_NAME_BOOST = 0.8 * NAME_BOOST
+# Added to a Rust `impl From<A> for B` (or `TryFrom`, or a method inside one) when a sentence
+# describes that conversion in its direction ("Converts a `Cow<'a, OsStr>` into an `OsString`":
+# `A` named before "into"/"to", `B` after; "from" the other way round), not the reverse impl
+# beside it, which names the same two types (fusion.converts_as_said). Rust's `From` impls are
+# documented so by convention, and the owner boost and `written_names` could not tell the two
+# directions apart. bench.multilang Rust descriptive, dev stripped / documented / seeds 8 / 9,
+# re-fused offline: 0.659 / 0.551 / 0.525 / 0.531 -> 0.667 / 0.564 / 0.532 / 0.531 (+2 -0,
+# +4 -0, +3 -1, equal); at 0.05: 0.667 / 0.559 / 0.526; at 0.2: 0.667 / 0.568 / 0.534 / 0.528
+# (-1). Other languages write no such impl: unchanged.
+CONVERSION_BOOST = OWNER_BOOST
 # Chunk kinds the chunker gives import-only windows and licence/preamble comments: left out of
 # the dense half and of Find Similar (unless the selection is one), still found lexically.
 BOILERPLATE_KINDS = frozenset({"imports", "preamble"})
