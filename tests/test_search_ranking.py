@@ -892,3 +892,100 @@ def test_a_sentence_finds_the_conversion_it_describes_not_its_reverse(
     hits = search(conversions, SearchQuery(query, limit=5)).hits
     first = RUST_CONVERSIONS.split("\n")[hits[0].start_line - 1 : hits[0].end_line]
     assert line in first, [(h.start_line, h.symbol) for h in hits]
+
+
+def test_the_names_a_sentence_says_its_subject_is_not() -> None:
+    assert s.other_names("is like setPath but for Fragment/RawFragment") == {("setPath",)}
+    assert s.other_names("The same as `RawVec::reserve`, but returns on errors") == {("RawVec", "reserve")}
+    assert s.other_names("is equivalent to ParseInt(s, 10, 0), converted to type int") == {("ParseInt",)}
+    assert s.other_names("calls ParseAddr(s) and panics on error") == {("ParseAddr",)}
+    assert s.other_names("is the implementation of New, without the lock") == {("New",)}
+    # Qualified as written: the abstract method, not every `get_source`.
+    assert s.other_names("Concrete implementation of InspectLoader.get_source") == {
+        ("InspectLoader", "get_source")
+    }
+    assert s.names_exactly("abc.InspectLoader.get_source", ("InspectLoader", "get_source"))
+    assert not s.names_exactly("machinery.SourceLoader.get_source", ("InspectLoader", "get_source"))
+    assert s.other_names("Returns the minimum rune fold-equivalent to r") == frozenset()
+    assert s.other_names("Makes it behave like a plain observable") == frozenset()
+    assert s.other_names("invalidated by further calls to this method") == frozenset()
+    assert s.other_names("Parses a URL and sets its path") == frozenset()
+
+
+GO_URL = """package url
+
+type URL struct {
+	Path        string
+	RawPath     string
+	Fragment    string
+	RawFragment string
+}
+
+func (u *URL) setPath(p string) error {
+	path, err := unescape(p, encodePath)
+	if err != nil {
+		return err
+	}
+	u.Path = path
+	if escp := escape(path, encodePath); p == escp {
+		u.RawPath = ""
+	} else {
+		u.RawPath = p
+	}
+	return nil
+}
+
+func (u *URL) setFragment(f string) error {
+	frag, err := unescape(f, encodeFragment)
+	if err != nil {
+		return err
+	}
+	u.Fragment = frag
+	if escf := escape(frag, encodeFragment); f == escf {
+		u.RawFragment = ""
+	} else {
+		u.RawFragment = f
+	}
+	return nil
+}
+
+func (u *URL) reserve(n int) {
+	if cap(u.buf)-len(u.buf) < n {
+		u.buf = append(make([]byte, 0, len(u.buf)+n), u.buf...)
+	}
+}
+
+func (u *URL) tryReserve(n int) error {
+	if n < 0 {
+		return errNegative
+	}
+	if cap(u.buf)-len(u.buf) < n {
+		u.buf = append(make([]byte, 0, len(u.buf)+n), u.buf...)
+	}
+	return nil
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def go_url(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("go_url"), {"url.go": GO_URL})
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol"),
+    [
+        ("is like setPath but for Fragment/RawFragment", "URL.setFragment"),
+        (
+            "is the same as reserve, but returns an error instead of growing by a negative count",
+            "URL.tryReserve",
+        ),
+        ("sets the path and the raw path of the URL", "URL.setPath"),
+        ("calls reserve and returns an error for a negative count", "URL.tryReserve"),
+    ],
+)
+def test_a_sentence_finds_what_it_describes_not_what_it_is_like(
+    go_url: Engine, query: str, symbol: str
+) -> None:
+    hits = search(go_url, SearchQuery(query, limit=5)).hits
+    assert hits[0].symbol == symbol, [h.symbol for h in hits]

@@ -127,6 +127,28 @@ def converts_as_said(row: ChunkRow, sides: tuple[frozenset[str], frozenset[str]]
     return as_said > reversed_
 
 
+# What a sentence names as other than its subject: what it is like ("is like setPath but for
+# Fragment", "the same as `reserve`", "equivalent to ParseInt(…)"), what it calls ("calls
+# ParseAddr(s) and panics on error") and what it implements ("implements Fprint", "Concrete
+# implementation of InspectLoader.get_source", "the internal version of Flush").
+_OTHER_THAN_SUBJECT = re.compile(
+    r"(?<![\w-])(?:like|same as|similar to|equivalent to|calls|implements|implementation of|version of)"
+    r"\s+(?:the\s+)?`?(?P<name>[A-Za-z_][\w.:]*)"
+)
+
+
+def other_names(text: str) -> frozenset[tuple[str, ...]]:
+    """The names a sentence says its subject is not but is like, calls or implements, each as
+    written, split at ``.`` and ``::`` (``names_exactly``): "The same as `RawVec::reserve`, but
+    …" → ``{("RawVec", "reserve")}``; "Concrete implementation of InspectLoader.get_source"
+    names the abstract method, not the `get_source` that implements it."""
+    names = (
+        tuple(part for part in re.split(r"::|\.", found["name"]) if part)
+        for found in _OTHER_THAN_SUBJECT.finditer(text)
+    )
+    return frozenset(name for name in names if name and name[-1] not in FUNCTION_WORDS)  # "like a …"
+
+
 def is_boilerplate(row: ChunkRow) -> bool:
     return row.kind in tuning.BOILERPLATE_KINDS
 
@@ -487,6 +509,8 @@ def fuse(
     typed = typed_names(text) if inside else ()
     # "Converts a `Cow<'a, OsStr>` into an `OsString`": see CONVERSION_BOOST.
     sides = conversion_sides(text) if not inside and tuning.CONVERSION_BOOST else None
+    # "is like setPath but for Fragment" is not `setPath`: see OTHER_NAME_PENALTY.
+    others = other_names(text) if not inside else frozenset()
     exact = exact_definitions(engine, conn, rows.values(), typed) if typed else set()
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
@@ -501,7 +525,10 @@ def fuse(
                 score += tuning.DENSE_WEIGHT / (tuning.RRF_K + dense_rank[cid])
             if cid in lexical_rank:
                 score += lexical_weight / (tuning.RRF_K + lexical_rank[cid])
-            score += chunk_boost(term_set, row, owner_terms, inside=inside, written=written)
+            if others and any(names_exactly(row.symbol, name) for name in others):
+                score -= tuning.OTHER_NAME_PENALTY
+            else:
+                score += chunk_boost(term_set, row, owner_terms, inside=inside, written=written)
             score += tuning.NAME_BOOST * aliased.get(cid, 0.0)
             if row.id in exact:
                 score += tuning.EXACT_NAME_BOOST
