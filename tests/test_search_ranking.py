@@ -900,6 +900,11 @@ def test_the_names_a_sentence_says_its_subject_is_not() -> None:
     assert s.other_names("is equivalent to ParseInt(s, 10, 0), converted to type int") == {("ParseInt",)}
     assert s.other_names("calls ParseAddr(s) and panics on error") == {("ParseAddr",)}
     assert s.other_names("is the implementation of New, without the lock") == {("New",)}
+    assert s.other_names("logs a message, ignoring the severity passed to New") == {("New",)}
+    assert s.other_names("splits an error returned by parseFloatPrefix") == {("parseFloatPrefix",)}
+    assert s.other_names("should be called after the last call to Write") == {("Write",)}
+    assert s.other_names("is invalidated by further calls to next_back") == {("next_back",)}
+    assert s.other_names("Performs the same function as `call_once()` except …") == {("call_once",)}
     # Qualified as written: the abstract method, not every `get_source`.
     assert s.other_names("Concrete implementation of InspectLoader.get_source") == {
         ("InspectLoader", "get_source")

@@ -128,20 +128,23 @@ def converts_as_said(row: ChunkRow, sides: tuple[frozenset[str], frozenset[str]]
 
 
 # What a sentence names as other than its subject: what it is like ("is like setPath but for
-# Fragment", "the same as `reserve`", "equivalent to ParseInt(…)"), what it calls ("calls
-# ParseAddr(s) and panics on error") and what it implements ("implements Fprint", "Concrete
-# implementation of InspectLoader.get_source", "the internal version of Flush").
+# Fragment", "the same as `reserve`", "performs the same function as call_once()", "equivalent
+# to ParseInt(…)"), what it calls or hands its work to ("calls ParseAddr(s) and panics on error",
+# "a call to Write", "the severity passed to New", "an error returned by parseFloatPrefix") and
+# what it implements ("implements Fprint", "Concrete implementation of
+# InspectLoader.get_source", "the internal version of Flush").
 _OTHER_THAN_SUBJECT = re.compile(
-    r"(?<![\w-])(?:like|same as|similar to|equivalent to|calls|implements|implementation of|version of)"
-    r"\s+(?:the\s+)?`?(?P<name>[A-Za-z_][\w.:]*)"
+    r"(?<![\w-])(?:like|same as|same \w+ as|similar to|equivalent to|calls to|call to|calls|passed to"
+    r"|returned by|implements|implementation of|version of)\s+(?:the\s+)?`?(?P<name>[A-Za-z_][\w.:]*)"
 )
 
 
 def other_names(text: str) -> frozenset[tuple[str, ...]]:
-    """The names a sentence says its subject is not but is like, calls or implements, each as
-    written, split at ``.`` and ``::`` (``names_exactly``): "The same as `RawVec::reserve`, but
-    …" → ``{("RawVec", "reserve")}``; "Concrete implementation of InspectLoader.get_source"
-    names the abstract method, not the `get_source` that implements it."""
+    """The names a sentence says its subject is not but is like, calls, hands its work to or
+    implements, each as written, split at ``.`` and ``::`` (``names_exactly``): "The same as
+    `RawVec::reserve`, but …" → ``{("RawVec", "reserve")}``; "Concrete implementation of
+    InspectLoader.get_source" names the abstract method, not the `get_source` that implements
+    it."""
     names = (
         tuple(part for part in re.split(r"::|\.", found["name"]) if part)
         for found in _OTHER_THAN_SUBJECT.finditer(text)
