@@ -7,7 +7,7 @@ import pytest
 from kenning.engine import Engine
 from kenning.search import SearchQuery, search
 from kenning.search.fusion import signature_words, spans_written
-from kenning.search.markup import code_spans, reader_text, written_names
+from kenning.search.markup import code_spans, linked_names, reader_text, written_names
 from kenning.store.rows import ChunkRow
 from tests.search_helpers import indexed
 
@@ -73,6 +73,17 @@ def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
 
 def paths(engine: Engine, text: str, mode: str) -> list[str]:
     return [hit.path for hit in search(engine, SearchQuery(text, limit=5, mode=mode)).hits]  # type: ignore[arg-type]
+
+
+def test_the_definitions_a_querys_doc_links_point_at() -> None:
+    assert linked_names("Removes a finalizer added with the {@link #add} method") == {("add",)}
+    assert linked_names("Equivalent to {@link List#add(Object) add}") == {("List", "add")}
+    assert linked_names("Creates an {@link Observable} and a {@linkcode Subject|subject}") == {
+        ("Observable",),
+        ("Subject",),
+    }
+    assert linked_names("Emits the value of {@code x} {@inheritDoc}") == frozenset()
+    assert linked_names("Performs an HTTP PUT using [XMLHttpRequest](https://example.org/xhr)") == frozenset()
 
 
 def test_a_link_tag_is_not_a_query_word(engine: Engine) -> None:

@@ -15,6 +15,7 @@ from kenning.lexical import word_forms
 from kenning.search import SearchQuery, search, tuning
 from kenning.search import fusion as s
 from kenning.search.bm25 import lexical_candidates
+from kenning.search.markup import reader_text
 from kenning.store.rows import ChunkRow
 from tests.search_helpers import indexed, indexed_files
 
@@ -994,3 +995,104 @@ def test_a_sentence_finds_what_it_describes_not_what_it_is_like(
 ) -> None:
     hits = search(go_url, SearchQuery(query, limit=5)).hits
     assert hits[0].symbol == symbol, [h.symbol for h in hits]
+
+
+TS_SUBSCRIPTION = """export class Subscription {
+  public closed = false;
+  private _parentage: Subscription[] | Subscription | null = null;
+  private _finalizers: Set<Finalizer> | null = null;
+
+  constructor(private initialTeardown?: () => void) {}
+
+  unsubscribe(): void {
+    let errors: unknown[] | undefined;
+    if (!this.closed) {
+      this.closed = true;
+      const { _parentage } = this;
+      if (_parentage) {
+        this._parentage = null;
+        if (Array.isArray(_parentage)) {
+          for (const parent of _parentage) {
+            parent.remove(this);
+          }
+        } else {
+          _parentage.remove(this);
+        }
+      }
+      const { initialTeardown } = this;
+      if (typeof initialTeardown === 'function') {
+        try {
+          initialTeardown();
+        } catch (e) {
+          errors = [e];
+        }
+      }
+      const { _finalizers } = this;
+      if (_finalizers) {
+        this._finalizers = null;
+        for (const finalizer of _finalizers) {
+          try {
+            execFinalizer(finalizer);
+          } catch (err) {
+            errors = errors ?? [];
+            errors.push(err);
+          }
+        }
+      }
+      if (errors) {
+        throw new UnsubscriptionError(errors);
+      }
+    }
+  }
+
+  add(teardown: Finalizer): void {
+    if (teardown && teardown !== this) {
+      if (this.closed) {
+        execFinalizer(teardown);
+      } else {
+        if (teardown instanceof Subscription) {
+          if (teardown.closed || teardown._hasParent(this)) {
+            return;
+          }
+          teardown._addParent(this);
+        }
+        (this._finalizers ??= new Set()).add(teardown);
+      }
+    }
+  }
+
+  remove(teardown: Finalizer): void {
+    const { _finalizers } = this;
+    if (_finalizers) {
+      _finalizers.delete(teardown);
+    }
+    if (teardown instanceof Subscription) {
+      teardown._removeParent(this);
+    }
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def subscription(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("subscription"), {"Subscription.ts": TS_SUBSCRIPTION})
+
+
+def test_a_doc_links_target_is_not_what_the_sentence_documents(subscription: Engine) -> None:
+    assert subscription.db is not None
+    conn = subscription.db.reader()
+    ids = {
+        symbol: cid
+        for (cid, symbol) in conn.execute("SELECT id, symbol FROM chunks WHERE symbol LIKE 'Subscription.%'")
+    }
+    add, remove = ids["Subscription.add"], ids["Subscription.remove"]
+    # Both halves put `add` first, as RxJS's did for this sentence (its words spell both names).
+    dense, lexical = [(add, 0.6), (remove, 0.59)], [add, remove]
+    linked = (
+        "Removes a finalizer from this subscription that was previously added with the {@link #add} method"
+    )
+    plain = "Removes a finalizer from this subscription that was previously added with the add method"
+    for text, first in ((linked, "Subscription.remove"), (plain, "Subscription.add")):
+        hits = s.fuse(subscription, conn, SearchQuery(text), reader_text(text), dense, lexical)
+        assert hits[0].symbol == first, [(h.symbol, h.score) for h in hits]

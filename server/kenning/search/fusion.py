@@ -25,7 +25,7 @@ from kenning.engine import Engine
 from kenning.lexical import FUNCTION_WORDS, identifier_like, name_parts, query_terms
 from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
-from kenning.search.markup import code_spans, written_names
+from kenning.search.markup import code_spans, linked_names, written_names
 from kenning.search.preview import preview
 from kenning.search.types import Hit, SearchQuery
 from kenning.store.rows import ChunkRow
@@ -512,8 +512,9 @@ def fuse(
     typed = typed_names(text) if inside else ()
     # "Converts a `Cow<'a, OsStr>` into an `OsString`": see CONVERSION_BOOST.
     sides = conversion_sides(text) if not inside and tuning.CONVERSION_BOOST else None
-    # "is like setPath but for Fragment" is not `setPath`: see OTHER_NAME_PENALTY.
-    others = other_names(text) if not inside else frozenset()
+    # "is like setPath but for Fragment" is not `setPath`, nor a doc link's target what the
+    # sentence documents: see OTHER_NAME_PENALTY.
+    others = other_names(text) | linked_names(query.text) if not inside else frozenset()
     exact = exact_definitions(engine, conn, rows.values(), typed) if typed else set()
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:

@@ -29,6 +29,21 @@ _ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
 _MARKDOWN_LINK = re.compile(r"\[([^\[\]]*[^\W\d][^\[\]]*)\]\((?:[a-z][a-z0-9+.-]*://|[./#])[^()\s]*\)")
 
 
+def linked_names(query: str) -> frozenset[tuple[str, ...]]:
+    """The definitions the query's inline doc links point at, as dotted names split into parts:
+    ``{@link #add}`` → ``("add",)``, ``{@link List#add(Object) add}`` → ``("List", "add")``. A
+    doc comment links to something other than what it documents ("Removes a finalizer … added
+    with the {@link #add} method" documents `remove`)."""
+    names = set()
+    for found in _INLINE_TAG.finditer(query):
+        if found.group(1).lower() in _LINK_TAGS and found.group(2):
+            target = re.split(r"\s*\|\s*|\s+", found.group(2).strip(), maxsplit=1)[0]
+            parts = tuple(part for part in re.split(r"[#.]", re.sub(r"\(.*\)$", "", target)) if part)
+            if parts:
+                names.add(parts)
+    return frozenset(names)
+
+
 def _inline_tag(match: re.Match[str]) -> str:
     tag, content = match.group(1), (match.group(2) or "").strip()
     if tag.lower() not in _LINK_TAGS:
