@@ -6,8 +6,9 @@ import pytest
 
 from kenning.engine import Engine
 from kenning.search import SearchQuery, search
-from kenning.search.fusion import signature_words, spans_written
+from kenning.search.fusion import spans_written
 from kenning.search.markup import code_spans, linked_names, reader_text, written_names
+from kenning.search.signatures import signature_words
 from kenning.store.rows import ChunkRow
 from tests.search_helpers import indexed
 

@@ -12,7 +12,7 @@ from kenning.embedding import Encoder
 from kenning.engine import Engine
 from kenning.indexer import update
 from kenning.lexical import word_forms
-from kenning.search import SearchQuery, search, tuning
+from kenning.search import SearchQuery, search, sentences, signatures, tuning
 from kenning.search import fusion as s
 from kenning.search.bm25 import lexical_candidates
 from kenning.search.markup import reader_text
@@ -765,16 +765,16 @@ def test_a_name_typed_exactly_finds_the_definition_not_the_top_of_its_doc_commen
 
 
 def test_a_sentence_says_which_way_a_conversion_goes() -> None:
-    assert s.conversion_sides("Converts a `Cow<'a, OsStr>` into an `OsString`, copying it") == (
+    assert sentences.conversion_sides("Converts a `Cow<'a, OsStr>` into an `OsString`, copying it") == (
         frozenset({"converts", "a", "cow", "osstr"}),
         frozenset({"an", "osstring", "copying", "it"}),
     )
     # "from": the source after it, the target before it.
-    assert s.conversion_sides("Creates an `OsString` from a `String`") == (
+    assert sentences.conversion_sides("Creates an `OsString` from a `String`") == (
         frozenset({"a", "string"}),
         frozenset({"creates", "an", "osstring"}),
     )
-    assert s.conversion_sides("Returns the length of the buffer") is None
+    assert sentences.conversion_sides("Returns the length of the buffer") is None
 
 
 def _impl(text: str, header: str = "os string: from") -> ChunkRow:
@@ -783,9 +783,9 @@ def _impl(text: str, header: str = "os string: from") -> ChunkRow:
 
 def test_the_conversion_a_chunk_implements() -> None:
     cow = _impl("#[stable(since = \"1.28.0\")]\nimpl<'a> From<Cow<'a, OsStr>> for OsString {\n    fn from(")
-    assert s.conversion(cow) == (frozenset({"cow", "osstr"}), frozenset({"osstring"}))
+    assert signatures.conversion(cow) == (frozenset({"cow", "osstr"}), frozenset({"osstring"}))
     boxed = _impl("impl<A: Allocator> TryFrom<Box<[T], A>> for Box<[T; N], A>\nwhere\n    T: Copy,\n{")
-    assert s.conversion(boxed) == (frozenset({"box", "t"}), frozenset({"box", "t", "n"}))
+    assert signatures.conversion(boxed) == (frozenset({"box", "t"}), frozenset({"box", "t", "n"}))
     # A method of the impl: its header carries the impl's signature.
     method = ChunkRow(
         1,
@@ -799,21 +799,25 @@ def test_the_conversion_a_chunk_implements() -> None:
         "os string from\nimpl From<String> for OsString",
         "fn from(s: String) -> OsString {",
     )
-    assert s.conversion(method) == (frozenset({"string"}), frozenset({"osstring"}))
-    assert s.conversion(_impl("impl OsString {\n    pub fn new() -> OsString {")) is None
+    assert signatures.conversion(method) == (frozenset({"string"}), frozenset({"osstring"}))
+    assert signatures.conversion(_impl("impl OsString {\n    pub fn new() -> OsString {")) is None
 
 
 def test_a_conversion_is_said_in_its_direction_only() -> None:
-    into_os_string = s.conversion_sides("Converts a `Cow<'a, OsStr>` into an `OsString`")
+    into_os_string = sentences.conversion_sides("Converts a `Cow<'a, OsStr>` into an `OsString`")
     assert into_os_string is not None
-    assert s.converts_as_said(_impl("impl<'a> From<Cow<'a, OsStr>> for OsString {"), into_os_string)
-    assert not s.converts_as_said(_impl("impl<'a> From<&'a OsString> for Cow<'a, OsStr> {"), into_os_string)
-    assert not s.converts_as_said(_impl("impl From<String> for OsString {"), into_os_string)
+    assert sentences.converts_as_said(_impl("impl<'a> From<Cow<'a, OsStr>> for OsString {"), into_os_string)
+    assert not sentences.converts_as_said(
+        _impl("impl<'a> From<&'a OsString> for Cow<'a, OsStr> {"), into_os_string
+    )
+    assert not sentences.converts_as_said(_impl("impl From<String> for OsString {"), into_os_string)
     # Both sides name `Box`: the one whose types sit on the sides the sentence puts them.
-    to_bytes = s.conversion_sides("Converts a `Box<str>` into a `Box<[u8]>`")
+    to_bytes = sentences.conversion_sides("Converts a `Box<str>` into a `Box<[u8]>`")
     assert to_bytes is not None
-    assert s.converts_as_said(_impl("impl<A: Allocator> From<Box<str, A>> for Box<[u8], A> {"), to_bytes)
-    assert not s.converts_as_said(_impl("impl From<Box<[u8]>> for Box<str> {"), to_bytes)
+    assert sentences.converts_as_said(
+        _impl("impl<A: Allocator> From<Box<str, A>> for Box<[u8], A> {"), to_bytes
+    )
+    assert not sentences.converts_as_said(_impl("impl From<Box<[u8]>> for Box<str> {"), to_bytes)
 
 
 RUST_CONVERSIONS = """use std::borrow::Cow;
@@ -896,26 +900,30 @@ def test_a_sentence_finds_the_conversion_it_describes_not_its_reverse(
 
 
 def test_the_names_a_sentence_says_its_subject_is_not() -> None:
-    assert s.other_names("is like setPath but for Fragment/RawFragment") == {("setPath",)}
-    assert s.other_names("The same as `RawVec::reserve`, but returns on errors") == {("RawVec", "reserve")}
-    assert s.other_names("is equivalent to ParseInt(s, 10, 0), converted to type int") == {("ParseInt",)}
-    assert s.other_names("calls ParseAddr(s) and panics on error") == {("ParseAddr",)}
-    assert s.other_names("is the implementation of New, without the lock") == {("New",)}
-    assert s.other_names("logs a message, ignoring the severity passed to New") == {("New",)}
-    assert s.other_names("splits an error returned by parseFloatPrefix") == {("parseFloatPrefix",)}
-    assert s.other_names("should be called after the last call to Write") == {("Write",)}
-    assert s.other_names("is invalidated by further calls to next_back") == {("next_back",)}
-    assert s.other_names("Performs the same function as `call_once()` except …") == {("call_once",)}
+    assert sentences.other_names("is like setPath but for Fragment/RawFragment") == {("setPath",)}
+    assert sentences.other_names("The same as `RawVec::reserve`, but returns on errors") == {
+        ("RawVec", "reserve")
+    }
+    assert sentences.other_names("is equivalent to ParseInt(s, 10, 0), converted to type int") == {
+        ("ParseInt",)
+    }
+    assert sentences.other_names("calls ParseAddr(s) and panics on error") == {("ParseAddr",)}
+    assert sentences.other_names("is the implementation of New, without the lock") == {("New",)}
+    assert sentences.other_names("logs a message, ignoring the severity passed to New") == {("New",)}
+    assert sentences.other_names("splits an error returned by parseFloatPrefix") == {("parseFloatPrefix",)}
+    assert sentences.other_names("should be called after the last call to Write") == {("Write",)}
+    assert sentences.other_names("is invalidated by further calls to next_back") == {("next_back",)}
+    assert sentences.other_names("Performs the same function as `call_once()` except …") == {("call_once",)}
     # Qualified as written: the abstract method, not every `get_source`.
-    assert s.other_names("Concrete implementation of InspectLoader.get_source") == {
+    assert sentences.other_names("Concrete implementation of InspectLoader.get_source") == {
         ("InspectLoader", "get_source")
     }
     assert s.names_exactly("abc.InspectLoader.get_source", ("InspectLoader", "get_source"))
     assert not s.names_exactly("machinery.SourceLoader.get_source", ("InspectLoader", "get_source"))
-    assert s.other_names("Returns the minimum rune fold-equivalent to r") == frozenset()
-    assert s.other_names("Makes it behave like a plain observable") == frozenset()
-    assert s.other_names("invalidated by further calls to this method") == frozenset()
-    assert s.other_names("Parses a URL and sets its path") == frozenset()
+    assert sentences.other_names("Returns the minimum rune fold-equivalent to r") == frozenset()
+    assert sentences.other_names("Makes it behave like a plain observable") == frozenset()
+    assert sentences.other_names("invalidated by further calls to this method") == frozenset()
+    assert sentences.other_names("Parses a URL and sets its path") == frozenset()
 
 
 GO_URL = """package url

@@ -27,6 +27,8 @@ from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
 from kenning.search.markup import code_spans, linked_names, written_names
 from kenning.search.preview import preview
+from kenning.search.sentences import conversion_sides, converts_as_said, other_names
+from kenning.search.signatures import enclosing_signatures, signature_words
 from kenning.search.types import Hit, SearchQuery
 from kenning.store.rows import ChunkRow
 from kenning.workspace import stored_path_is_plain
@@ -39,117 +41,6 @@ def spans_written(spans: Sequence[str], text: str) -> float:
     holds, its spaces ignored."""
     flat = "".join(text.split())
     return sum(1 for span in spans if span in flat) / len(spans)
-
-
-_WORDS = re.compile(r"\w+")
-_NOT_A_SIGNATURE = ("#", "//", "/*", "*", "@")  # attributes, comments, decorators
-
-
-def enclosing_signatures(row: ChunkRow) -> str:
-    """The signatures of what encloses the chunk's definition, as its header carries them after
-    the name line (``impl From<String> for OsString``, ``class AffineTransform final``)."""
-    return row.header.partition("\n")[2]
-
-
-def signature_lines(row: ChunkRow) -> list[str]:
-    """The chunk's signature: its first line of code (``fn type_id(&self) -> TypeId {``), then
-    the enclosing signatures its header carries (``impl From<String> for OsString``)."""
-    first = next(
-        (
-            line
-            for line in row.text.split("\n")
-            if line.strip() and not line.lstrip().startswith(_NOT_A_SIGNATURE)
-        ),
-        "",
-    )
-    return [first, *enclosing_signatures(row).split("\n")]
-
-
-def signature_words(row: ChunkRow) -> frozenset[str]:
-    """The words of the chunk's signature (``signature_lines``)."""
-    return frozenset(_WORDS.findall("\n".join(signature_lines(row))))
-
-
-# A Rust conversion: `impl<'a> From<Cow<'a, OsStr>> for OsString` (or `TryFrom`), its source
-# type between the brackets and its target after `for`.
-_CONVERSION = re.compile(
-    r"\bimpl\b.*?\b(?:Try)?From\s*<(?P<source>.+?)>\s+for\s+(?P<target>[^{]+?)\s*(?:\bwhere\b|\{|$)"
-)
-# The words that say which way a sentence's conversion goes: "X into Y", "Y from X", "X to Y".
-_DIRECTION_WORDS = ("into", "from", "to")
-
-
-def _type_words(code: str) -> frozenset[str]:
-    """``Cow<'a, OsStr>`` → ``{cow, osstr}``: a type's names, lower case; a lifetime or
-    allocator parameter spelled like an article (`'a`, `A`) is not one."""
-    return frozenset(word.lower() for word in _WORDS.findall(code)) - FUNCTION_WORDS
-
-
-def conversion(row: ChunkRow) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The words of the source and target types of the `From` (or `TryFrom`) conversion the
-    chunk implements, as an `impl` it is or is inside (``impl From<String> for OsString``:
-    ``{string}``, ``{osstring}``); None for any other chunk."""
-    for line in signature_lines(row):
-        found = _CONVERSION.search(line)
-        if found:
-            return _type_words(found["source"]), _type_words(found["target"])
-    return None
-
-
-def conversion_sides(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
-    """A sentence's words on the source and on the target side of the word that says which way
-    a conversion goes: "Converts a `Cow<'a, OsStr>` into an `OsString`" → ``{converts, cow,
-    osstr}``, ``{osstring}``; after "from" the source, before it the target. None when the
-    sentence has no such word."""
-    words = [word.lower() for word in _WORDS.findall(text)]
-    for direction in _DIRECTION_WORDS:
-        if direction in words:
-            at = words.index(direction)
-            before, after = frozenset(words[:at]), frozenset(words[at + 1 :])
-            return (after, before) if direction == "from" else (before, after)
-    return None
-
-
-def converts_as_said(row: ChunkRow, sides: tuple[frozenset[str], frozenset[str]]) -> bool:
-    """Whether the chunk implements the conversion a sentence describes (``conversion_sides``)
-    in its direction: its source type named on the source side, its target on the target side,
-    and more of them so than the other way round (`From<Box<str>> for Box<[u8]>` is "a
-    `Box<str>` into a `Box<[u8]>`", not the reverse, though both sides name `Box`)."""
-    found = conversion(row)
-    if found is None:
-        return False
-    source, target = found
-    source_side, target_side = sides
-    if not (source & source_side and target & target_side):
-        return False
-    as_said = len(source & source_side) + len(target & target_side)
-    reversed_ = len(target & source_side) + len(source & target_side)
-    return as_said > reversed_
-
-
-# What a sentence names as other than its subject: what it is like ("is like setPath but for
-# Fragment", "the same as `reserve`", "performs the same function as call_once()", "equivalent
-# to ParseInt(…)"), what it calls or hands its work to ("calls ParseAddr(s) and panics on error",
-# "a call to Write", "the severity passed to New", "an error returned by parseFloatPrefix") and
-# what it implements ("implements Fprint", "Concrete implementation of
-# InspectLoader.get_source", "the internal version of Flush").
-_OTHER_THAN_SUBJECT = re.compile(
-    r"(?<![\w-])(?:like|same as|same \w+ as|similar to|equivalent to|calls to|call to|calls|passed to"
-    r"|returned by|implements|implementation of|version of)\s+(?:the\s+)?`?(?P<name>[A-Za-z_][\w.:]*)"
-)
-
-
-def other_names(text: str) -> frozenset[tuple[str, ...]]:
-    """The names a sentence says its subject is not but is like, calls, hands its work to or
-    implements, each as written, split at ``.`` and ``::`` (``names_exactly``): "The same as
-    `RawVec::reserve`, but …" → ``{("RawVec", "reserve")}``; "Concrete implementation of
-    InspectLoader.get_source" names the abstract method, not the `get_source` that implements
-    it."""
-    names = (
-        tuple(part for part in re.split(r"::|\.", found["name"]) if part)
-        for found in _OTHER_THAN_SUBJECT.finditer(text)
-    )
-    return frozenset(name for name in names if name and name[-1] not in FUNCTION_WORDS)  # "like a …"
 
 
 def is_boilerplate(row: ChunkRow) -> bool:

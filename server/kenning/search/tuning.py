@@ -81,14 +81,14 @@ EXACT_NAME_BOOST = 0.8 * NAME_BOOST
 # Added to a Rust `impl From<A> for B` (or `TryFrom`, or a method inside one) when a sentence
 # describes that conversion in its direction ("Converts a `Cow<'a, OsStr>` into an `OsString`":
 # `A` named before "into"/"to", `B` after; "from" the other way round), not the reverse impl
-# beside it, which names the same two types (fusion.converts_as_said). Rust's `From` impls are
+# beside it, which names the same two types (sentences.converts_as_said). Rust's `From` impls are
 # documented so by convention, and the owner boost and `written_names` could not tell the two
 # directions apart. bench.multilang Rust descriptive, dev stripped / documented / seeds 8 / 9,
 # re-fused offline: 0.659 / 0.551 / 0.525 / 0.531 -> 0.667 / 0.564 / 0.532 / 0.531 (+2 -0,
 # +4 -0, +3 -1, equal); at 0.05: 0.667 / 0.559 / 0.526; at 0.2: 0.667 / 0.568 / 0.534 / 0.528
 # (-1). Other languages write no such impl: unchanged.
 CONVERSION_BOOST = OWNER_BOOST
-# Taken from a definition a sentence names as other than its subject (fusion.other_names: "is
+# Taken from a definition a sentence names as other than its subject (sentences.other_names: "is
 # like setPath but for Fragment", "The same as `reserve`, but returns on errors", "calls
 # ParseAddr(s) and panics on error", "ignoring the severity passed to New", "is the
 # implementation of New, without the lock"), which also gets no name or owner boost: the

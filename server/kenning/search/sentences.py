@@ -1,0 +1,71 @@
+"""What a sentence says of the definitions it names besides naming them: which way a conversion it
+describes goes ("Converts a `Cow<'a, OsStr>` into an `OsString`"), and which names it says its
+subject is not ("is like setPath but for Fragment", "calls ParseAddr(s) and panics on error")."""
+
+from __future__ import annotations
+
+import re
+
+from kenning.lexical import FUNCTION_WORDS
+from kenning.search.signatures import conversion
+from kenning.store.rows import ChunkRow
+
+_WORDS = re.compile(r"\w+")
+# The words that say which way a sentence's conversion goes: "X into Y", "Y from X", "X to Y".
+_DIRECTION_WORDS = ("into", "from", "to")
+
+
+def conversion_sides(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """A sentence's words on the source and on the target side of the word that says which way
+    a conversion goes: "Converts a `Cow<'a, OsStr>` into an `OsString`" → ``{converts, cow,
+    osstr}``, ``{osstring}``; after "from" the source, before it the target. None when the
+    sentence has no such word."""
+    words = [word.lower() for word in _WORDS.findall(text)]
+    for direction in _DIRECTION_WORDS:
+        if direction in words:
+            at = words.index(direction)
+            before, after = frozenset(words[:at]), frozenset(words[at + 1 :])
+            return (after, before) if direction == "from" else (before, after)
+    return None
+
+
+def converts_as_said(row: ChunkRow, sides: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Whether the chunk implements the conversion a sentence describes (``conversion_sides``)
+    in its direction: its source type named on the source side, its target on the target side,
+    and more of them so than the other way round (`From<Box<str>> for Box<[u8]>` is "a
+    `Box<str>` into a `Box<[u8]>`", not the reverse, though both sides name `Box`)."""
+    found = conversion(row)
+    if found is None:
+        return False
+    source, target = found
+    source_side, target_side = sides
+    if not (source & source_side and target & target_side):
+        return False
+    as_said = len(source & source_side) + len(target & target_side)
+    reversed_ = len(target & source_side) + len(source & target_side)
+    return as_said > reversed_
+
+
+# What a sentence names as other than its subject: what it is like ("is like setPath but for
+# Fragment", "the same as `reserve`", "performs the same function as call_once()", "equivalent
+# to ParseInt(…)"), what it calls or hands its work to ("calls ParseAddr(s) and panics on error",
+# "a call to Write", "the severity passed to New", "an error returned by parseFloatPrefix") and
+# what it implements ("implements Fprint", "Concrete implementation of
+# InspectLoader.get_source", "the internal version of Flush").
+_OTHER_THAN_SUBJECT = re.compile(
+    r"(?<![\w-])(?:like|same as|same \w+ as|similar to|equivalent to|calls to|call to|calls|passed to"
+    r"|returned by|implements|implementation of|version of)\s+(?:the\s+)?`?(?P<name>[A-Za-z_][\w.:]*)"
+)
+
+
+def other_names(text: str) -> frozenset[tuple[str, ...]]:
+    """The names a sentence says its subject is not but is like, calls, hands its work to or
+    implements, each as written, split at ``.`` and ``::`` (``names_exactly``): "The same as
+    `RawVec::reserve`, but …" → ``{("RawVec", "reserve")}``; "Concrete implementation of
+    InspectLoader.get_source" names the abstract method, not the `get_source` that implements
+    it."""
+    names = (
+        tuple(part for part in re.split(r"::|\.", found["name"]) if part)
+        for found in _OTHER_THAN_SUBJECT.finditer(text)
+    )
+    return frozenset(name for name in names if name and name[-1] not in FUNCTION_WORDS)  # "like a …"
