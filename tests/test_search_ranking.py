@@ -1104,3 +1104,72 @@ def test_a_doc_links_target_is_not_what_the_sentence_documents(subscription: Eng
     for text, first in ((linked, "Subscription.remove"), (plain, "Subscription.add")):
         hits = s.fuse(subscription, conn, SearchQuery(text), reader_text(text), dense, lexical)
         assert hits[0].symbol == first, [(h.symbol, h.score) for h in hits]
+
+
+def test_a_sentence_that_asks_whether() -> None:
+    assert sentences.asks_whether("reports whether port is either an empty string or matches /^:\\d*$/")
+    assert sentences.asks_whether("Returns `true` if the ordering is either the `Less` or `Equal` variant")
+    assert sentences.asks_whether("Checks if this unit represents a component of a date")
+    assert not sentences.asks_whether("returns the port part of u.Host, without the leading colon")
+    assert not sentences.asks_whether("Returns the number of true values")
+
+
+def test_a_signature_that_answers_yes_or_no() -> None:
+    def row(language: str, code: str, header: str = "f") -> ChunkRow:
+        return ChunkRow(1, 1, "a", language, 1, 3, "function", "f", header, code)
+
+    assert signatures.answers_yes_or_no(row("go", "func validOptionalPort(port string) bool {"))
+    assert signatures.answers_yes_or_no(row("rust", "pub const fn is_le(self) -> bool {"))
+    assert signatures.answers_yes_or_no(row("java", "public boolean isDateBased() {"))
+    assert signatures.answers_yes_or_no(
+        row("typescript", "export function isFunction(value: any): value is boolean {")
+    )
+    assert not signatures.answers_yes_or_no(row("go", "func (u *URL) Port() string {"))
+    assert not signatures.answers_yes_or_no(row("python", "def boolean_flag(name):\n    return name"))
+
+
+GO_PORT = """package url
+
+type URL struct {
+	Host string
+}
+
+func (u *URL) Port() string {
+	port, _ := splitHostPort(u.Host)
+	return port
+}
+
+func validOptionalPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	if port[0] != ':' {
+		return false
+	}
+	for _, b := range port[1:] {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def go_port(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("go_port"), {"url.go": GO_PORT})
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol"),
+    [
+        ("reports whether port is either an empty string or matches a colon and digits", "validOptionalPort"),
+        ("returns the port part of the host, without the leading colon", "URL.Port"),
+    ],
+)
+def test_a_sentence_that_asks_whether_finds_what_answers_yes_or_no(
+    go_port: Engine, query: str, symbol: str
+) -> None:
+    hits = search(go_port, SearchQuery(query, limit=5)).hits
+    assert hits[0].symbol == symbol, [(h.symbol, h.score) for h in hits]

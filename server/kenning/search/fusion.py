@@ -27,8 +27,8 @@ from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
 from kenning.search.markup import code_spans, linked_names, written_names
 from kenning.search.preview import preview
-from kenning.search.sentences import conversion_sides, converts_as_said, other_names
-from kenning.search.signatures import enclosing_signatures, signature_words
+from kenning.search.sentences import asks_whether, conversion_sides, converts_as_said, other_names
+from kenning.search.signatures import answers_yes_or_no, enclosing_signatures, signature_words
 from kenning.search.types import Hit, SearchQuery
 from kenning.store.rows import ChunkRow
 from kenning.workspace import stored_path_is_plain
@@ -407,6 +407,8 @@ def fuse(
     # sentence documents: see OTHER_NAME_PENALTY.
     others = other_names(text) | linked_names(query.text) if not inside else frozenset()
     exact = exact_definitions(engine, conn, rows.values(), typed) if typed else set()
+    # "reports whether …": a definition that answers yes or no (see PREDICATE_BOOST).
+    predicate = not inside and tuning.PREDICATE_BOOST > 0 and asks_whether(text)
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
         row = rows.get(cid)
@@ -432,6 +434,8 @@ def fuse(
             if names_written and names_written <= signature_words(row):
                 # "Gets the `TypeId` of `self`": `fn type_id(&self) -> TypeId` relates both.
                 score += tuning.CODE_SPAN_BOOST
+            if predicate and answers_yes_or_no(row):
+                score += tuning.PREDICATE_BOOST
             if sides is not None and converts_as_said(row, sides):
                 score += tuning.CONVERSION_BOOST
         scored.append((score, row))

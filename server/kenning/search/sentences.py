@@ -1,6 +1,7 @@
 """What a sentence says of the definitions it names besides naming them: which way a conversion it
-describes goes ("Converts a `Cow<'a, OsStr>` into an `OsString`"), and which names it says its
-subject is not ("is like setPath but for Fragment", "calls ParseAddr(s) and panics on error")."""
+describes goes ("Converts a `Cow<'a, OsStr>` into an `OsString`"), which names it says its
+subject is not ("is like setPath but for Fragment", "calls ParseAddr(s) and panics on error"), and
+whether what it describes answers yes or no ("reports whether the port is valid")."""
 
 from __future__ import annotations
 
@@ -69,3 +70,16 @@ def other_names(text: str) -> frozenset[tuple[str, ...]]:
         for found in _OTHER_THAN_SUBJECT.finditer(text)
     )
     return frozenset(name for name in names if name and name[-1] not in FUNCTION_WORDS)  # "like a …"
+
+
+# A sentence about a predicate: "reports whether …", "Returns `true` if …", "Checks if …".
+_PREDICATE = re.compile(
+    r"(?i)\b(?:reports whether|returns? `?true`? (?:if|when|iff)|returns whether|checks? (?:whether|if)"
+    r"|determines? (?:whether|if)|tests? (?:whether|if)|indicates whether|tells whether|whether or not)\b"
+)
+
+
+def asks_whether(text: str) -> bool:
+    """Whether a sentence describes a predicate: what it describes answers yes or no ("reports
+    whether port is either empty or matches …", "Returns `true` if the ordering is `Less`")."""
+    return _PREDICATE.search(text) is not None

@@ -1,6 +1,6 @@
 """A chunk's signature: its first line of code and the enclosing signatures its header carries
 (``impl From<String> for OsString``), what the ranking reads of it besides its name: the words it
-relates, and the conversion a Rust `From` impl is."""
+relates, whether it answers yes or no, and the conversion a Rust `From` impl is."""
 
 from __future__ import annotations
 
@@ -36,6 +36,18 @@ def signature_lines(row: ChunkRow) -> list[str]:
 def signature_words(row: ChunkRow) -> frozenset[str]:
     """The words of the chunk's signature (``signature_lines``)."""
     return frozenset(_WORDS.findall("\n".join(signature_lines(row))))
+
+
+# The names of a truth value's type, as a signature writes them (C's `_Bool`, C++'s and Go's and
+# Rust's `bool`, Java's and TypeScript's `boolean`).
+TRUTH_TYPES = frozenset({"bool", "boolean", "_Bool"})
+
+
+def answers_yes_or_no(row: ChunkRow) -> bool:
+    """Whether the chunk's signature writes a truth value's type (``func validOptionalPort(port
+    string) bool {``, ``fn is_le(self) -> bool``, ``public boolean isEmpty()``): most often
+    what a predicate returns, sometimes a parameter."""
+    return not signature_words(row).isdisjoint(TRUTH_TYPES)
 
 
 # A Rust conversion: `impl<'a> From<Cow<'a, OsStr>> for OsString` (or `TryFrom`), its source
