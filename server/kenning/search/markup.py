@@ -29,6 +29,15 @@ _ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
 _MARKDOWN_LINK = re.compile(r"\[([^\[\]]*[^\W\d][^\[\]]*)\]\((?:[a-z][a-z0-9+.-]*://|[./#])[^()\s]*\)")
 
 
+def _link(content: str) -> tuple[str, str]:
+    """A link tag's target as a dotted name, and its label ("" when it has none): ``List#add(Object)
+    add`` → ``("List.add", "add")``, ``#size`` → ``("size", "")``."""
+    # The target, then its label after a space or `|`.
+    target, *label = re.split(r"\s*\|\s*|\s+", content, maxsplit=1)
+    # `List#add(Object)` and `#size` name a member: `List.add`, `size`.
+    return re.sub(r"\(.*\)$", "", target).replace("#", ".").lstrip("."), label[0] if label else ""
+
+
 def linked_names(query: str) -> frozenset[tuple[str, ...]]:
     """The definitions the query's inline doc links point at, as dotted names split into parts:
     ``{@link #add}`` → ``("add",)``, ``{@link List#add(Object) add}`` → ``("List", "add")``. A
@@ -36,9 +45,9 @@ def linked_names(query: str) -> frozenset[tuple[str, ...]]:
     with the {@link #add} method" documents `remove`)."""
     names = set()
     for found in _INLINE_TAG.finditer(query):
-        if found.group(1).lower() in _LINK_TAGS and found.group(2):
-            target = re.split(r"\s*\|\s*|\s+", found.group(2).strip(), maxsplit=1)[0]
-            parts = tuple(part for part in re.split(r"[#.]", re.sub(r"\(.*\)$", "", target)) if part)
+        if found.group(1).lower() in _LINK_TAGS:
+            target, _ = _link((found.group(2) or "").strip())
+            parts = tuple(part for part in target.split(".") if part)
             if parts:
                 names.add(parts)
     return frozenset(names)
@@ -48,12 +57,8 @@ def _inline_tag(match: re.Match[str]) -> str:
     tag, content = match.group(1), (match.group(2) or "").strip()
     if tag.lower() not in _LINK_TAGS:
         return content  # {@code x} → x; {@inheritDoc} → nothing
-    # The target, then its label after a space or `|`.
-    target, *label = re.split(r"\s*\|\s*|\s+", content, maxsplit=1)
-    if label and label[0]:
-        return label[0]
-    # `List#add(Object)` and `#size` name a member: `List.add`, `size`.
-    return re.sub(r"\(.*\)$", "", target).replace("#", ".").lstrip(".")
+    target, label = _link(content)
+    return label or target
 
 
 def reader_text(query: str) -> str:
