@@ -122,3 +122,33 @@ def test_a_first_index_stopped_early_does_not_rechunk_what_it_committed(tmp_path
         assert 0 < first.files_changed < total
         assert scan(eng).files_changed == total - first.files_changed
         assert scan(eng).files_changed == 0
+
+
+def test_semantic_scores_are_cosines_less_the_share_of_the_workspace_mean(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk close to what every chunk of the workspace shares is close to every query: the
+    query vector is moved away from the workspace's mean (tuning.CENTROID_WEIGHT), so each
+    semantic score is the chunk's cosine with the query less the weight times its cosine with
+    the mean, and the hits are ranked by it."""
+    import numpy as np
+
+    from kenning.search import tuning
+
+    assert engine.db is not None
+    conn = engine.db.reader()
+    vectors = {
+        int(i): v for ids, vecs in engine.db.iter_vectors(conn=conn) for i, v in zip(ids, vecs, strict=True)
+    }
+    unit = np.stack([v / np.linalg.norm(v) for v in vectors.values()])
+    mean = unit.mean(axis=0)
+    query = "fetch a web page over HTTP"
+    qvec = engine.encoder().embed_query(query)
+    for weight in (0.0, tuning.CENTROID_WEIGHT):
+        monkeypatch.setattr(tuning, "CENTROID_WEIGHT", weight)
+        hits = search(engine, SearchQuery(text=query, limit=20, mode="semantic")).hits
+        assert hits
+        expected = {c: float(v @ qvec - weight * (v @ mean)) for c, v in vectors.items()}
+        for hit in hits:
+            assert hit.score == pytest.approx(expected[hit.chunk_id], abs=0.01)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)

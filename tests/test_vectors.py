@@ -39,6 +39,34 @@ def test_add_search_remove_and_replace() -> None:
     assert len(ix) == 49
 
 
+def test_centroid_is_the_mean_of_the_vectors_and_follows_large_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ix = VectorIndex(16)
+    assert ix.centroid() is None
+    vecs = _vectors(200)
+    ix.add(np.arange(1, 201, dtype=np.uint64), vecs)
+    mean = ix.centroid()
+    assert mean is not None and mean.shape == (16,)
+    # int8 codes: within a rounding step of the float mean.
+    assert np.abs(mean - vecs.mean(axis=0)).max() < 0.01
+    # A change within CENTROID_CHURN (2 % of 200: 4 vectors) keeps it; more works it out again.
+    other = _vectors(20, seed=1)
+    ix.add(np.array([1, 2], dtype=np.uint64), other[:2])
+    assert ix.centroid() is mean
+    ix.remove(np.arange(1, 101, dtype=np.uint64))
+    moved = ix.centroid()
+    assert moved is not mean and moved is not None
+    assert np.abs(moved - vecs[100:].mean(axis=0)).max() < 0.01
+    # A large index is read in an evenly spaced sample.
+    monkeypatch.setattr("kenning.store.vectors.CENTROID_SAMPLE", 10)
+    ix.add(np.arange(1000, 1500, dtype=np.uint64), _vectors(500, seed=2))
+    sampled = ix.centroid()
+    assert sampled is not None and np.linalg.norm(sampled) > 0
+    ix.remove(ix.keys())
+    assert ix.centroid() is None
+
+
 def test_save_is_atomic_and_load_checks_hash(tmp_path: Path) -> None:
     ix = VectorIndex(16)
     ix.add(np.arange(1, 101, dtype=np.uint64), _vectors(100))

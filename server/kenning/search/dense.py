@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from kenning.engine import Engine
+from kenning.search import tuning
 from kenning.search.types import SearchCancelled, SearchResponse
 from kenning.store.vectors import EXACT_SEARCH_LIMIT
 from kenning.types import ShouldStop
@@ -100,4 +101,16 @@ def dense_half(
         response.notes.append(f"{exc}: lexical results only{retry}")
         return None
     checkpoint()
-    return dense_candidates(engine, conn, qvec, file_ids, n)
+    return dense_candidates(engine, conn, away_from_centroid(engine, qvec), file_ids, n)
+
+
+def away_from_centroid(engine: Engine, qvec: np.ndarray) -> np.ndarray:
+    """The query vector less ``tuning.CENTROID_WEIGHT`` times the mean of the workspace's chunk
+    vectors: what every chunk of this workspace shares (its language, its library's vocabulary)
+    ranks none of them above another, yet the chunks that are little more than that share sit
+    near every query. Each chunk's score becomes its cosine less the weight times its cosine
+    with the mean."""
+    centroid = engine.vectors.centroid() if engine.vectors is not None else None
+    if centroid is None or not tuning.CENTROID_WEIGHT:
+        return qvec
+    return (np.asarray(qvec, dtype=np.float32) - tuning.CENTROID_WEIGHT * centroid).astype(np.float32)
