@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kenning.config import Config
 from kenning.engine import Engine
 from kenning.indexer import update
-from kenning.search import SearchQuery, search, similar
+from kenning.search import SearchQuery, search, similar, tuning
 
 BOILERPLATE_KINDS = {"imports", "preamble"}
 
@@ -131,10 +132,6 @@ def test_semantic_scores_are_cosines_less_the_share_of_the_workspace_mean(
     query vector is moved away from the workspace's mean (tuning.CENTROID_WEIGHT), so each
     semantic score is the chunk's cosine with the query less the weight times its cosine with
     the mean, and the hits are ranked by it."""
-    import numpy as np
-
-    from kenning.search import tuning
-
     assert engine.db is not None
     conn = engine.db.reader()
     vectors = {
