@@ -82,7 +82,8 @@ def name_boost(
     """Query words that spell the definition's name; ``owner_terms`` (default ``terms``): the
     words that may name its owner; ``named``: the query is names, not a sentence (the owner's
     words count as spelled); ``creating``: the definition is a constructor and the sentence
-    says it makes something (``CREATION_WORDS``)."""
+    says it makes something (``CREATION_WORDS``). Naming the owner earns ``OWNER_BOOST`` in
+    either case, not otherwise."""
     if not symbol or not terms:
         return 0.0
     owner = symbol.rpartition(".")[0]
@@ -103,18 +104,17 @@ def name_boost(
     # over its siblings: `new_uninit_in` over `new_in` for "new box, uninitialized, in …".
     owned = False
     spelt = common
-    if owner and tuning.OWNER_BOOST:
+    if owner and tuning.OWNER_BOOST and (named or creating):
         # `Filter next_back`: the owner's name tells same-named methods of sibling types apart.
+        # A sentence names an owner only when it says it makes one ("Creates a new `Money`
+        # instance": the constructor's class); a type it names otherwise is as often what a
+        # method takes or returns, and "Creates an empty `HashSet`" lifted `HashSet.is_empty`
+        # over the `impl` holding `HashSet.new` (docs/performance.md, session 27).
         owners = owner_parts(symbol)
         owned = bool(owners) and owners <= (terms if owner_terms is None else owner_terms)
-        if owned and not named and owners <= parts and not creating:
-            # A sentence's "BigDecimal" spells the constructor `BigDecimal.BigDecimal` (and Go's
-            # `Error.Error`) already; the same word naming its owner too put the constructor
-            # above every method the sentence is about ("Converts this BigDecimal to an int").
-            owned = False
         if owned and named:
-            # A query that is only names ("Rc new"): the owner's words are spelled too, so
-            # `Rc.new` spells all of it and outranks `Rc.new_uninit` by more.
+            # The owner's words are spelled too, so `Rc.new` spells all of "Rc new" and
+            # outranks `Rc.new_uninit` by more.
             spelt += len(owners & terms - parts)
     spelt_share = (min(spelt, len(terms)) / len(terms)) ** tuning.NAME_TERMS_POWER
     boost: float = tuning.NAME_BOOST * (common / len(parts)) * spelt_share
@@ -410,7 +410,9 @@ def fuse(
     inside = len(text.split()) <= tuning.MEMBER_NAMES_MAX_WORDS
     written = punctuated_names(text) if inside else frozenset()
     owner_terms: set[str] = set()
-    if tuning.OWNER_BOOST and terms:
+    # Only a query of names, or a sentence that says it makes something, names an owner
+    # (name_boost).
+    if tuning.OWNER_BOOST and terms and (inside or not term_set.isdisjoint(CREATION_WORDS)):
         # Counting a common word is the costly part, and only the words that spell a
         # candidate's whole owner can change a boost.
         named = owner_words(rows.values(), term_set, inside=inside)

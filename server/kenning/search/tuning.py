@@ -43,9 +43,12 @@ NAME_TERMS_POWER = 0.75
 # lexical.identifier_like) the lexical half weighs 1.4 (identifier MRR@10 on held-out halves: Go
 # 0.916 -> 0.924, Rust 0.748 -> 0.771, TypeScript 0.812 -> 0.872 with the owner boost below).
 IDENTIFIER_LEXICAL_WEIGHT = 1.4
-# Added to the name boost when the query names the definition's owner (type, class, receiver)
-# by a term that is not in most chunks: Rust descriptive held-out 0.331 -> 0.356, no language
-# lower by more than 0.003.
+# Added to the name boost when a query of names names the definition's owner (type, class,
+# receiver) by a term that is not in most chunks, or a sentence that says it makes something
+# names a constructor's class (fusion.name_boost). Other sentences earned it from session 2 to
+# 26 (Rust descriptive held-out 0.331 -> 0.356 then); by session 27 it cost the samples nothing
+# was tuned on (Go/Rust/TypeScript seed 8 0.559 -> 0.569 and seed 9 0.564 -> 0.570 without it,
+# identifiers unchanged; docs/performance.md).
 OWNER_BOOST = 0.1
 # An owner word earns that boost unless it is in more than this share of chunks: a type named
 # in nearly every chunk (`Observable` in RxJS, ~45 %) tells no owner apart, but one in a
