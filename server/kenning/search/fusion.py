@@ -180,19 +180,31 @@ def exact_definitions(
 ) -> set[int]:
     """The ids of ``rows`` that define a name typed exactly (``names_exactly``); of a definition
     cut into pieces (a long doc comment above it, in documented code), only the piece that holds
-    its name line: "pairwise" means `function pairwise`, not the top of its 40-line comment."""
+    its name line: "pairwise" means `function pairwise`, not the top of its 40-line comment. A
+    window of one-liners counts when it holds the name line of a definition so named: Go's
+    go/ast keeps twenty `func (s *SelectStmt) Pos() token.Pos { return s.Select }` in one
+    window, and "SelectStmt Pos" means that line, not the `SelectStmt` struct."""
+    rows = list(rows)
     named = [row for row in rows if names_exactly(row.symbol, typed)]
-    if not named:
+    windows = [row for row in rows if row.kind in STRETCH_KINDS and not names_exactly(row.symbol, typed)]
+    if not named and not windows:
         return set()
     assert engine.db is not None
-    lines = engine.db.name_lines({row.file_id for row in named}, typed[-1], conn)
+    defined = engine.db.name_lines({row.file_id for row in (*named, *windows)}, typed[-1], conn)
     pieces: dict[tuple[int, str | None], list[ChunkRow]] = {}
     for row in named:
         pieces.setdefault((row.file_id, row.symbol), []).append(row)
     found: set[int] = set()
     for (file_id, _), parts in pieces.items():
-        holding = [p for p in parts if any(p.start_line <= n <= p.end_line for n in lines.get(file_id, ()))]
+        lines = [line for line, _ in defined.get(file_id, ())]
+        holding = [p for p in parts if any(p.start_line <= n <= p.end_line for n in lines)]
         found.update(p.id for p in holding or parts)
+    for row in windows:
+        for line, container in defined.get(row.file_id, ()):
+            qualified = f"{container}.{typed[-1]}" if container else typed[-1]
+            if row.start_line <= line <= row.end_line and names_exactly(qualified, typed):
+                found.add(row.id)
+                break
     return found
 
 

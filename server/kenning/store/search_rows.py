@@ -60,15 +60,16 @@ class SearchReads:
 
     def name_lines(
         self, file_ids: Collection[int], name: str, conn: sqlite3.Connection | None = None
-    ) -> dict[int, list[int]]:
-        """The lines on which the given files define a symbol called ``name``, by file id."""
-        out: dict[int, list[int]] = {}
-        for file_id, line in self._r(conn).execute(
-            "SELECT file_id, name_line FROM symbols WHERE file_id IN (SELECT value FROM json_each(?))"
-            " AND name = ?",
+    ) -> dict[int, list[tuple[int, str | None]]]:
+        """Where the given files define a symbol called ``name``: ``(name line, container)``
+        pairs by file id (the container is the enclosing type or receiver, None at top level)."""
+        out: dict[int, list[tuple[int, str | None]]] = {}
+        for file_id, line, container in self._r(conn).execute(
+            "SELECT file_id, name_line, container FROM symbols"
+            " WHERE file_id IN (SELECT value FROM json_each(?)) AND name = ?",
             (_json_ids(file_ids), name),
         ):
-            out.setdefault(int(file_id), []).append(int(line))
+            out.setdefault(int(file_id), []).append((int(line), container))
         return out
 
     def term_doc_counts(
