@@ -1274,7 +1274,7 @@ def test_a_name_typed_exactly_finds_the_window_of_one_liners_that_defines_it(go_
         assert hits[0].kind == "window" and hits[0].start_line <= line <= hits[0].end_line, [
             (h.symbol, h.kind, h.start_line, h.end_line) for h in hits
         ]
-    # Only a definition of exactly that name lifts its window: `ForStmt End` is another line.
+    # The window is found by the definition it holds: `ForStmt End` lands on that line's window.
     end_line = GO_AST.splitlines().index("func (s *ForStmt) End() token.Pos    { return s.Body.End() }") + 1
     hits = search(go_ast, SearchQuery("ForStmt End", limit=5)).hits
     assert hits[0].start_line <= end_line <= hits[0].end_line, [(h.symbol, h.start_line) for h in hits]
