@@ -110,7 +110,9 @@ def away_from_centroid(engine: Engine, qvec: np.ndarray) -> np.ndarray:
     ranks none of them above another, yet the chunks that are little more than that share sit
     near every query. Each chunk's score becomes its cosine less the weight times its cosine
     with the mean."""
-    centroid = engine.vectors.centroid() if engine.vectors is not None else None
-    if centroid is None or not tuning.CENTROID_WEIGHT:
+    if not tuning.CENTROID_WEIGHT or engine.vectors is None:
+        return qvec
+    centroid = engine.vectors.centroid()
+    if centroid is None:
         return qvec
     return (np.asarray(qvec, dtype=np.float32) - tuning.CENTROID_WEIGHT * centroid).astype(np.float32)

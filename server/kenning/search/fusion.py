@@ -184,9 +184,13 @@ def exact_definitions(
     window of one-liners counts when it holds the name line of a definition so named: Go's
     go/ast keeps twenty `func (s *SelectStmt) Pos() token.Pos { return s.Select }` in one
     window, and "SelectStmt Pos" means that line, not the `SelectStmt` struct."""
-    rows = list(rows)
-    named = [row for row in rows if names_exactly(row.symbol, typed)]
-    windows = [row for row in rows if row.kind in STRETCH_KINDS and not names_exactly(row.symbol, typed)]
+    named: list[ChunkRow] = []
+    windows: list[ChunkRow] = []
+    for row in rows:
+        if names_exactly(row.symbol, typed):
+            named.append(row)
+        elif row.kind in STRETCH_KINDS:
+            windows.append(row)
     if not named and not windows:
         return set()
     assert engine.db is not None

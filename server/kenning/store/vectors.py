@@ -172,7 +172,7 @@ class VectorIndex:
             if len(keys) > CENTROID_SAMPLE:
                 keys = keys[np.linspace(0, len(keys) - 1, CENTROID_SAMPLE).astype(np.int64)]
             got = self._index.get(keys, dtype="f32") if len(keys) else None
-        # One array per key (None for a key removed meanwhile), each the stored int8 codes / 127.
+        # One array per key (None for a key the graph does not hold), each the int8 codes / 127.
         found = [np.asarray(v, dtype=np.float32) for v in (got if got is not None else ()) if v is not None]
         if not found:
             return None
