@@ -12,11 +12,12 @@ Where the sources come from (registries only; nothing is committed to this repos
   library, docstrings stripped as in ``bench.corpus``.
 * **TypeScript**: RxJS 7.8.1 from npm, which ships its ``src/``: ``npm pack rxjs@7.8.1`` into
   ``<workdir>/src`` and unpacked there (done by :func:`locate` when npm is available).
-* **TypeScript, other libraries** (``ts-libs``): Zod 4.1.12, TanStack Router's core 1.171.39
-  and TanStack Form's core 1.33.5, each ``src/`` from npm, packed by :func:`locate` into
-  ``<workdir>/src/ts-libs-packed`` and copied to ``<workdir>/src/ts-libs/<name>``. RxJS is one
-  library, smaller than the budget, so every selection seed samples all of it; these three are
-  another view of TypeScript (schema classes and their private twins, routers, form state), and
+* **TypeScript, other libraries** (``ts-libs``): Zod 4.1.12, TanStack Router's core 1.171.39,
+  TanStack Form's core 1.33.5 and ProseMirror's model, state, transform and view, each ``src/``
+  from npm, packed by :func:`locate` into ``<workdir>/src/ts-libs-packed`` and copied to
+  ``<workdir>/src/ts-libs/<name>``. RxJS is one library, smaller than the budget, so every
+  selection seed samples all of it; these are another view of TypeScript (schema classes and
+  their private twins, routers, form state, an editor's document model and view classes), and
   their selections differ per seed. Zod's ``v3/`` (the previous API, kept for compatibility), its
   ``mini`` variants (the same schemas again) and ``locales/`` (message tables) are left out.
 * **JavaScript**: ESLint 9.17.0's ``lib/`` from npm (plain CommonJS with JSDoc), fetched the
@@ -43,9 +44,10 @@ a few thousand chunks, which this shared machine embeds in minutes.
 
 Doc comments are found with tree-sitter and blanked (their lines kept, so line numbers match):
 Go comment groups directly above a declaration, Rust ``///``/``//!``/``/** */``/``/*! */``,
-TypeScript and JavaScript ``/** */``, Java Javadoc ``/** */`` (``{@code x}``, ``{@link A#b text}`` and HTML
-read as the words they show), C comment groups directly above a definition or prototype (on
-lines of their own), C++ Doxygen ``/** */``. Every documented function or method gives a
+TypeScript and JavaScript ``/** */`` (and ``///`` lines, as ProseMirror writes them), Java
+Javadoc ``/** */`` (``{@code x}``, ``{@link A#b text}`` and HTML read as the words they show), C
+comment groups directly above a definition or prototype (on lines of their own), C++ Doxygen
+``/** */``. Every documented function or method gives a
 descriptive query — the doc comment's first sentence with the item's own name removed — and
 every function or method an identifier query (its name; ``Owner name`` when the name alone is
 ambiguous). C and C++ are parsed with the macros tree-sitter misreads blanked
@@ -77,6 +79,10 @@ TS_LIBS = (
     ("zod", "zod@4.1.12"),
     ("router-core", "@tanstack/router-core@1.171.39"),
     ("form-core", "@tanstack/form-core@1.33.5"),
+    ("prosemirror-model", "prosemirror-model@1.25.13"),
+    ("prosemirror-state", "prosemirror-state@1.4.4"),
+    ("prosemirror-transform", "prosemirror-transform@1.12.7"),
+    ("prosemirror-view", "prosemirror-view@1.44.0"),
 )
 ESLINT = "eslint@9.17.0"
 GLIBC = "2.36"
@@ -130,7 +136,8 @@ SOURCES: dict[str, Source] = {
     ),
     "ts-libs": Source(
         "typescript",
-        "Zod 4.1.12, TanStack Router core 1.171.39 and Form core 1.33.5 (src/ from npm)",
+        "Zod 4.1.12, TanStack Router core 1.171.39 and Form core 1.33.5, ProseMirror's model"
+        " 1.25.13, state 1.4.4, transform 1.12.7 and view 1.44.0 (src/ from npm)",
         (".ts",),
         ("",),
         frozenset({"tests", "__tests__", "node_modules", "v3", "mini", "v4-mini", "locales"}),
@@ -493,6 +500,10 @@ def _is_doc(lang: str, text: str) -> bool:
     if lang == "rust":
         return text.startswith(("///", "//!", "/**", "/*!")) and not text.startswith(("////", "/***"))
     if lang in _JS_LIKE:
+        # ProseMirror documents with ``///`` lines (its own doc tool's syntax); ``/// <reference
+        # …/>`` is a compiler directive, not a doc.
+        if text.startswith("///"):
+            return not text.startswith(("////", "/// <"))
         return text.startswith("/**") and not text.startswith("/***")
     if lang in ("java", "cpp"):  # Javadoc, Doxygen
         return text.startswith("/**") and not text.startswith(("/***", "/**/"))

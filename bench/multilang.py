@@ -306,7 +306,7 @@ def markdown(r: dict[str, Any]) -> str:
         "go": "Go",
         "rust": "Rust",
         "typescript": "TypeScript",
-        "ts-libs": "TypeScript: Zod, TanStack",
+        "ts-libs": "TypeScript: Zod, TanStack, ProseMirror",
         "javascript": "JavaScript",
         "java": "Java",
         "c": "C",

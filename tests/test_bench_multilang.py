@@ -109,6 +109,47 @@ def test_typescript_jsdoc_is_blanked_and_overloads_are_one_answer() -> None:
     assert sorted(q.name for q in idents) == ["Box.open", "map"]
 
 
+PROSEMIRROR = """/// <reference lib="dom" />
+import {Node} from "./node"
+
+/// A fragment represents a node's collection of child nodes.
+///
+/// Like nodes, fragments are persistent data structures.
+export class Fragment {
+  /// The size of the fragment.
+  readonly size: number
+
+  /// Find the first position at which this fragment and another
+  /// fragment differ, or `null` if they are the same.
+  findDiffStart(other: Fragment, pos = 0): number | null {
+    //// not a doc
+    return pos
+  }
+
+  /// @internal
+  toStringInner(): string { return "" }
+}
+"""
+
+
+def test_typescript_triple_slash_docs_are_blanked_and_become_queries() -> None:
+    # ProseMirror writes its docs as /// lines; a /// <reference/> directive is code.
+    text, desc, idents = mlcorpus.strip("typescript", "fragment.ts", PROSEMIRROR)
+    lines = text.split("\n")
+    assert lines[0] == '/// <reference lib="dom" />' and "//// not a doc" in text
+    assert "persistent" not in text and "first position" not in text and "@internal" not in text
+    assert len(lines) == len(PROSEMIRROR.split("\n"))  # blanked, not removed: the lines hold
+    assert [(q.name, q.query, q.start_line) for q in desc] == [
+        (
+            "Fragment.findDiffStart",
+            "Find the first position at which this fragment and another fragment differ, or `null` if they"
+            " are the same",
+            13,
+        )
+    ]
+    assert sorted(q.name for q in idents) == ["Fragment.findDiffStart", "Fragment.toStringInner"]
+
+
 JS = """/* eslint-disable no-var */
 
 /**
@@ -364,13 +405,25 @@ def test_missing_debian_packages_locate_nothing(tmp_path: Path, monkeypatch: pyt
 def test_other_typescript_libraries_are_read_as_typescript(tmp_path: Path) -> None:
     # ts-libs: one root with each npm package's src/ under its name (mlcorpus._npm_sources).
     root = tmp_path / "src" / "ts-libs"
-    assert [name for name, _ in mlcorpus.TS_LIBS] == ["zod", "router-core", "form-core"]
+    assert [name for name, _ in mlcorpus.TS_LIBS] == [
+        "zod",
+        "router-core",
+        "form-core",
+        "prosemirror-model",
+        "prosemirror-state",
+        "prosemirror-transform",
+        "prosemirror-view",
+    ]
     for rel in (
         "zod/v4/core/map.ts",
         "zod/v3/map.ts",
         "zod/v4/mini/map.ts",
         "form-core/map.ts",
         "router-core/map.ts",
+        "prosemirror-model/map.ts",
+        "prosemirror-state/map.ts",
+        "prosemirror-transform/map.ts",
+        "prosemirror-view/map.ts",
     ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(TS)
@@ -378,7 +431,15 @@ def test_other_typescript_libraries_are_read_as_typescript(tmp_path: Path) -> No
     assert mlcorpus.locate("ts-libs", tmp_path, install=False) == root
     prep = mlcorpus.prepare("ts-libs", root, tmp_path / "ws", budget=1000, seed=7)
     # Zod's previous API and its mini variants are the same schemas again; tests are not code.
-    assert prep.files == ["form-core/map.ts", "router-core/map.ts", "zod/v4/core/map.ts"]
+    assert prep.files == [
+        "form-core/map.ts",
+        "prosemirror-model/map.ts",
+        "prosemirror-state/map.ts",
+        "prosemirror-transform/map.ts",
+        "prosemirror-view/map.ts",
+        "router-core/map.ts",
+        "zod/v4/core/map.ts",
+    ]
     assert {(q.path, q.name) for q in prep.descriptive} == {
         (path, name) for path in prep.files for name in ("map", "Box.open")
     }
