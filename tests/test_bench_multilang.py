@@ -371,6 +371,46 @@ def test_report_renders_errors_and_results() -> None:
     )
 
 
+def test_report_says_each_groups_mean_against_its_target() -> None:
+    def lang(descriptive: float, identifier: float, naive: float) -> dict[str, object]:
+        def modes(value: float) -> dict[str, dict[str, float]]:
+            return {m: {"mrr@10": value} for m in ("lexical", "semantic", "hybrid")}
+
+        return {
+            "files": 1,
+            "chunks": {"kenning": 1, "naive": 1},
+            "queries": {"descriptive": 1, "identifier": 1},
+            "kenning": {"descriptive": modes(descriptive), "identifier": modes(identifier)},
+            "naive": {"descriptive": modes(naive), "identifier": modes(naive)},
+        }
+
+    r = {
+        "budget": 10,
+        "when": "now",
+        "command": "c",
+        "sources": "s",
+        "langs": {
+            "go": lang(0.7, 0.96, 0.5),
+            "rust": lang(0.5, 0.9, 0.6),
+            "typescript": lang(0.5, 0.9, 0.4),
+            "ts-libs": lang(0.7, 1.0, 0.4),
+            "javascript": lang(0.8, 0.95, 0.5),
+            "java": {"error": "no sources"},
+        },
+    }
+    groups = {g["group"]: g for g in multilang.group_scores(r)}
+    # TypeScript's two sources are one language: (0.7 + 0.5 + (0.5 + 0.7) / 2) / 3.
+    assert groups["Go + Rust + TypeScript"]["mrr@10"]["descriptive"] == pytest.approx(0.6)
+    assert groups["Go + Rust + TypeScript"]["mrr@10"]["identifier"] == pytest.approx((0.96 + 0.9 + 0.95) / 3)
+    assert groups["Go + Rust + TypeScript"]["missing"] == []
+    assert groups["Python + JavaScript"]["mrr@10"]["descriptive"] == pytest.approx(0.8)
+    assert groups["Python + JavaScript"]["missing"] == ["python"]
+    md = multilang.markdown(r)
+    assert "| Go + Rust + TypeScript | 0.600 missed | 0.937 met | – |" in md
+    assert "| Python + JavaScript | 0.800 met | 0.950 met | Python |" in md
+    assert "Below its naive windows (descriptive): Rust." in md
+
+
 @pytest.mark.parametrize(
     "lang", ["go", "rust", "typescript", "ts-libs", "javascript", "python", "java", "c", "cpp"]
 )
