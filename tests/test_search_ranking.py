@@ -193,6 +193,144 @@ def test_a_query_of_names_counts_the_owners_words_as_spelled() -> None:
 SENTENCES = ("Returns the current position within the file", "Force the allocation of space in a file")
 
 
+# An abstract class too long for one chunk: its abstract one-liners land in a window of its
+# body, whose header lists them after `; declares`; `AttrStep` implements them, `Decoration`
+# has a `map` of its own.
+STEP_TS = """import {Doc, Mappable, StepResult} from "./model"
+
+const stepsByID: {[id: string]: {fromJSON(json: any): Step}} = Object.create(null)
+
+export abstract class Step {
+  abstract apply(doc: Doc): StepResult
+
+  abstract invert(doc: Doc): Step
+
+  abstract map(mapping: Mappable): Step | null
+
+  merge(other: Step): Step | null {
+    return null
+  }
+
+  static fromJSON(json: any): Step {
+    if (!json || typeof json != "object") throw new RangeError("Invalid input for Step.fromJSON")
+    if (typeof json.stepType != "string") throw new RangeError("Step JSON without a step type")
+    const type = stepsByID[json.stepType]
+    if (!type) throw new RangeError(`No step type ${json.stepType} defined`)
+    const step = type.fromJSON(json)
+    if (!(step instanceof Step)) throw new RangeError(`Step type ${json.stepType} made no step`)
+    return step
+  }
+
+  static jsonID(id: string, stepClass: {fromJSON(json: any): Step}) {
+    if (id in stepsByID) throw new RangeError("Duplicate use of step JSON ID " + id)
+    if (!/^[a-zA-Z]+$/.test(id)) throw new RangeError("A step JSON ID is letters only: " + id)
+    stepsByID[id] = stepClass
+    ;(stepClass as any).prototype.jsonID = id
+    return stepClass
+  }
+}
+"""
+
+ATTR_STEP_TS = """import {Doc, Mappable, StepResult} from "./model"
+import {Step} from "./step"
+
+export class AttrStep extends Step {
+  constructor(readonly pos: number, readonly attr: string, readonly value: unknown) {
+    super()
+  }
+
+  apply(doc: Doc) {
+    const node = doc.nodeAt(this.pos)
+    if (!node) return StepResult.fail("no node at the attribute step's position")
+    const attrs = Object.create(null)
+    for (const name in node.attrs) attrs[name] = node.attrs[name]
+    attrs[this.attr] = this.value
+    return StepResult.fromReplace(doc, this.pos, this.pos + 1, node.type.create(attrs, null, node.marks))
+  }
+
+  invert(doc: Doc) {
+    const node = doc.nodeAt(this.pos)
+    return new AttrStep(this.pos, this.attr, node ? node.attrs[this.attr] : undefined)
+  }
+
+  map(mapping: Mappable) {
+    const pos = mapping.mapResult(this.pos, 1)
+    if (pos.deletedAfter) return null
+    return new AttrStep(pos.pos, this.attr, this.value)
+  }
+}
+"""
+
+DECORATION_TS = """import {Mappable} from "./model"
+
+export class Decoration {
+  constructor(readonly from: number, readonly to: number, readonly spec: object) {}
+
+  map(mapping: Mappable, offset: number, oldOffset: number) {
+    const from = mapping.map(this.from + oldOffset, 1) - offset
+    const to = mapping.map(this.to + oldOffset, -1) - offset
+    if (from > to) return null
+    return new Decoration(from, to, this.spec)
+  }
+}
+"""
+
+ABSTRACT_STEP = {"step.ts": STEP_TS, "attr_step.ts": ATTR_STEP_TS, "decoration.ts": DECORATION_TS}
+
+
+@pytest.fixture(scope="module")
+def abstract_steps(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("abstract"), ABSTRACT_STEP)
+
+
+@pytest.mark.parametrize(
+    ("signatures", "base", "expected"),
+    [
+        ("class AttrStep extends Step", "Step", True),
+        ("public final class ChronoField implements TemporalField, TemporalAdjuster", "TemporalField", True),
+        ("class JUCE_API Slider  : public juce::Component", "Component", True),
+        ("abstract class Step", "Step", False),  # defines it
+        (
+            "class ValueTree\nclass SharedObject : public ReferenceCountedObject",
+            "ValueTree",
+            False,
+        ),  # encloses
+        ("class Wrapper : public std::vector<Step>", "vector", True),
+        ("std::map<int, Step>", "Step", False),  # `::` is no base clause
+    ],
+)
+def test_a_base_is_what_a_class_line_extends(signatures: str, base: str, expected: bool) -> None:
+    assert s.names_as_base(signatures, base) is expected
+
+
+def test_a_sentence_finds_an_abstract_method_above_its_implementation(abstract_steps: Engine) -> None:
+    assert abstract_steps.db is not None
+    conn = abstract_steps.db.reader()
+    rows = abstract_steps.db.chunks_by_id([cid for (cid,) in conn.execute("SELECT id FROM chunks")], conn)
+    by_symbol = {(row.symbol, row.start_line): row for row in rows.values()}
+    declaring = by_symbol[("Step", 5)]
+    assert declaring.header.startswith("step; declares apply, invert, map")
+    found = s.implementations(rows.values())
+    assert {rows[k].symbol: sorted(rows[i].symbol for i in v) for k, v in found.items()} == {
+        "Step": ["AttrStep.apply", "AttrStep.invert", "AttrStep.map"]
+    }
+    # On their own the implementations rank first for these; the declaring window goes directly
+    # above the best of them.
+    for sentence, method in [
+        ("Map this step through a mappable thing, returning a version with its positions adjusted", "map"),
+        ("Applies this step to the given document", "apply"),
+    ]:
+        hits = search(abstract_steps, SearchQuery(sentence, limit=10)).hits
+        places = [(h.symbol, h.start_line) for h in hits]
+        assert (
+            places.index(("Step", 5))
+            == places.index((f"AttrStep.{method}", 9 if method == "apply" else 23)) - 1
+        )
+    # A query of names means that definition.
+    hits = search(abstract_steps, SearchQuery("AttrStep map", limit=10)).hits
+    assert hits[0].symbol == "AttrStep.map"
+
+
 @pytest.fixture(scope="module")
 def file_ext(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     root = tmp_path_factory.mktemp("declarations")

@@ -1,8 +1,9 @@
 """Fusing the two halves: weighted reciprocal rank fusion plus a boost for query words that
 name the chunk's definition (or an operator the query writes that the chunk declares as its
 alias, ``search.aliases``) and one for code the query writes that the chunk holds
-(`Box<[T], A>`); for a sentence, a trait's or interface's member declaration directly above its
-best-ranked implementation; then hits, without duplicate texts or overlapping spans.
+(`Box<[T], A>`); for a sentence, a trait's or interface's member declaration (or an abstract
+class's) directly above its best-ranked implementation; then hits, without duplicate texts or
+overlapping spans.
 """
 
 from __future__ import annotations
@@ -330,16 +331,38 @@ def chunk_boost(
     return boost
 
 
+# Where a class line names the classes it extends or implements (TypeScript's and Java's
+# `extends`/`implements`, C++'s single `:`), not the class it defines.
+_BASE_CLAUSE = re.compile(r"\bextends\b|\bimplements\b|(?<!:):(?!:)")
+
+
+def names_as_base(signatures: str, base: str) -> bool:
+    """Whether one of the enclosing ``signatures`` extends or implements ``base``
+    (``class AttrStep extends Step``; not ``class Step``, nor a nested class's outer ``class
+    ValueTree``)."""
+    named = re.compile(rf"(?<![\w$]){re.escape(base)}(?![\w$])")
+    for line in signatures.split("\n"):
+        clause = _BASE_CLAUSE.search(line)
+        if clause and named.search(line, clause.end()):
+            return True
+    return False
+
+
 def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
     """Among ``rows``, each trait or interface member declaration's implementations: the
     methods of its name whose enclosing signature names its trait (``fn tell(&self) ->
     io::Result<u64>;`` in ``trait FileExt`` ← ``fn tell`` in ``impl FileExt for File``), and
     the definitions kept whole that list it as their member and name the trait (``impl
-    OsStrExt for OsStr`` with ``as_bytes`` in it)."""
+    OsStrExt for OsStr`` with ``as_bytes`` in it). A class kept whole, or a window of its body,
+    that only declares a member (an abstract method, a Java interface's or a C++ pure virtual
+    one, listed after ``; declares``) has as implementations the methods of that name in the
+    classes that extend or implement it (``abstract map(…)`` in ``Step`` ← ``map`` in ``class
+    AttrStep extends Step``)."""
     # A member's name in words -> the rows defining it, each with the name of the type it is
     # defined in: a method's owner, or the definition kept whole that lists it.
     by_leaf: dict[str, list[tuple[ChunkRow, str]]] = {}
     declarations: list[ChunkRow] = []
+    declaring: list[tuple[ChunkRow, list[str]]] = []  # classes that declare members, and those
     for row in rows:
         if not row.symbol:
             continue
@@ -351,6 +374,9 @@ def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
         else:
             for member in members(row):
                 by_leaf.setdefault(member, []).append((row, leaf))
+            declared = listed_members(row.symbol, row.header, declared=True)
+            if declared and row.kind != DECLARATION_KIND:
+                declaring.append((row, declared))
     found: dict[int, list[int]] = {}
     for declaration in declarations:
         assert declaration.symbol is not None
@@ -365,6 +391,17 @@ def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
             above = row.text.find(leaf)
             if named.search(enclosing_signatures(row)) or (above > 0 and named.search(row.text[:above])):
                 found.setdefault(declaration.id, []).append(row.id)
+    for row, declared in declaring:
+        assert row.symbol is not None
+        base = row.symbol.rsplit(".", 1)[-1]
+        for member in declared:
+            for method, defined_in in by_leaf.get(member, ()):
+                if (
+                    method.kind in CALLABLE_KINDS
+                    and defined_in != base
+                    and names_as_base(enclosing_signatures(method), base)
+                ):
+                    found.setdefault(row.id, []).append(method.id)
     return found
 
 
@@ -477,10 +514,11 @@ def fuse(
                 score += tuning.CONVERSION_BOOST
         scored.append((score, row))
     if not inside and scored:
-        # A sentence says what an operation does, and a trait's declaration is where that is
-        # said (its doc comment, in documented code); an implementation is often a thin
-        # wrapper (`self.as_inner().tell()`) the model places as near. The declaration ranks
-        # directly above its best-ranked implementation among the candidates.
+        # A sentence says what an operation does, and a trait's declaration (or an abstract
+        # class's) is where that is said (its doc comment, in documented code); an
+        # implementation is often a thin wrapper (`self.as_inner().tell()`) the model places as
+        # near. The declaration ranks directly above its best-ranked implementation among the
+        # candidates.
         found = implementations(row for _, row in scored)
         if found:
             best = {row.id: score for score, row in scored}
