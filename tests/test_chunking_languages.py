@@ -774,3 +774,49 @@ def test_cpp_typedef_struct_windows_name_their_declarations_too() -> None:
     check_invariants(text, result, 60)
     headers = [c.header.splitlines()[0] for c in result.chunks if c.start_line > 1]
     assert headers == ["point; declares length, move by", "point; declares is origin"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "expected"),
+    [
+        (
+            "typescript",
+            """
+            export abstract class Shape {
+              abstract area(): number
+
+              abstract scale(by: number): Shape
+
+              describe(): string {
+                return `a shape of area ${this.area()}`
+              }
+            }
+            """,
+            "shape: describe; declares area, scale",
+        ),
+        (
+            "cpp",
+            """
+            class Counter
+            {
+            public:
+                void increment();
+                int value() const { return count; }
+            private:
+                int count = 0;
+            };
+            """,
+            "counter; declares increment",
+        ),
+    ],
+)
+def test_a_container_kept_whole_lists_the_members_it_only_declares(
+    lang: str, text: str, expected: str
+) -> None:
+    # As a window of a longer body does: search lifts such a class above the methods that
+    # implement its abstract members (search.fusion.implementations).
+    source = src(text)
+    result = chunked(source, lang)
+    check_invariants(source, result, DEFAULT_MAX_CHARS)
+    [whole] = [c for c in result.chunks if c.symbol in ("Shape", "Counter")]
+    assert whole.header.splitlines()[0] == expected

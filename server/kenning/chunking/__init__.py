@@ -53,7 +53,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     re-export list) is kind `imports`, as without the attributes; model inputs unchanged.
 # 13: a top-level window of free one-liners (Go's `func IPv4Unspecified() Addr { … }`), or of
 #     several receivers' ones, leads its model input with their names in words.
-CHUNKER_VERSION = 13
+# 14: a container kept whole lists the members it only declares (abstract methods, C++
+#     prototypes) after `; declares`, as a window of a longer body already did.
+CHUNKER_VERSION = 14
 
 log = logging.getLogger(__name__)
 

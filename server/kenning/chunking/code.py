@@ -19,7 +19,8 @@ packed into one window instead of a chunk per line); it still gets its symbol, a
 class body names the one-line functions in it after the class's name: the defined ones as
 members (``interprocess connection: get socket``), then those only declared — C++ prototypes,
 pure virtual and abstract methods — after ``; declares`` (search's name boost reads the defined
-ones only: for a typed name the definition is the answer); one kept with the chunk above it (a
+ones only: for a typed name the definition is the answer; a class kept whole lists those it only
+declares the same way); one kept with the chunk above it (a
 short crumb after a destructor) is listed with that chunk's members. Such a window holds four of them at
 most: a C++ header's run of undocumented declarations packed twenty to a window is a list in
 which each member weighs a twentieth, next to the ``.cpp`` definitions of its siblings, each a
@@ -572,7 +573,10 @@ class CodeChunker:
         if self.index.size(start, end) <= self.budget and not (
             splittable and sum(child.rule.declaration for child in unit.children) >= 2
         ):
-            self.out.append(_Out(start, end, _chunk_kind(unit), unit.qualname, headers, _members(unit)))
+            declared = _leaf_names(unit.leaves, start, end, declared=True)
+            self.out.append(
+                _Out(start, end, _chunk_kind(unit), unit.qualname, headers, _members(unit), declared)
+            )
         elif splittable:
             self._emit_region(start, end, unit.children, unit, headers, depth + 1)
         else:
@@ -609,7 +613,10 @@ class CodeChunker:
                 # The crumb before it is part of its chunk now; when that crumb holds the
                 # owner's signature (`class A:`), the signature is in the text, not the header.
                 inner = headers if owner is not None and glued <= owner.def_line else member_headers
-                self.out.append(_Out(glued, end, _chunk_kind(child), child.qualname, inner, _members(child)))
+                declared = _leaf_names(child.leaves, glued, end, declared=True)
+                self.out.append(
+                    _Out(glued, end, _chunk_kind(child), child.qualname, inner, _members(child), declared)
+                )
             else:
                 self._emit_unit(child, start, end, merged, member_headers, depth)
             position = end + 1
