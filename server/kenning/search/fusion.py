@@ -362,7 +362,7 @@ def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
     # defined in: a method's owner, or the definition kept whole that lists it.
     by_leaf: dict[str, list[tuple[ChunkRow, str]]] = {}
     declarations: list[ChunkRow] = []
-    declaring: list[tuple[ChunkRow, list[str]]] = []  # classes that declare members, and those
+    declaring: list[tuple[ChunkRow, list[str]]] = []  # a class (or its window), the names it declares
     for row in rows:
         if not row.symbol:
             continue
