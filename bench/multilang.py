@@ -310,8 +310,7 @@ TARGETS = {"descriptive": 0.65, "identifier": 0.92}
 
 def group_scores(r: dict[str, Any]) -> list[dict[str, Any]]:
     """Each group's mean hybrid MRR@10 per kind over the languages measured (a language given by
-    several sources counts as their mean), the languages missing, and the languages whose
-    descriptive hybrid is below the naive windows'."""
+    several sources counts as their mean), and the sources not measured."""
     measured = {lang: v for lang, v in r["langs"].items() if "error" not in v}
     out: list[dict[str, Any]] = []
     for name, members in GROUPS:
@@ -335,6 +334,7 @@ def group_scores(r: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def below_naive(r: dict[str, Any]) -> list[str]:
+    """The languages whose descriptive hybrid MRR@10 is below the naive windows'."""
     return [
         lang
         for lang, v in r["langs"].items()

@@ -573,10 +573,7 @@ class CodeChunker:
         if self.index.size(start, end) <= self.budget and not (
             splittable and sum(child.rule.declaration for child in unit.children) >= 2
         ):
-            declared = _leaf_names(unit.leaves, start, end, declared=True)
-            self.out.append(
-                _Out(start, end, _chunk_kind(unit), unit.qualname, headers, _members(unit), declared)
-            )
+            self.out.append(_whole(unit, start, end, headers))
         elif splittable:
             self._emit_region(start, end, unit.children, unit, headers, depth + 1)
         else:
@@ -613,10 +610,7 @@ class CodeChunker:
                 # The crumb before it is part of its chunk now; when that crumb holds the
                 # owner's signature (`class A:`), the signature is in the text, not the header.
                 inner = headers if owner is not None and glued <= owner.def_line else member_headers
-                declared = _leaf_names(child.leaves, glued, end, declared=True)
-                self.out.append(
-                    _Out(glued, end, _chunk_kind(child), child.qualname, inner, _members(child), declared)
-                )
+                self.out.append(_whole(child, glued, end, inner))
             else:
                 self._emit_unit(child, start, end, merged, member_headers, depth)
             position = end + 1
@@ -701,6 +695,13 @@ def _chunk_kind(unit: _Unit) -> str:
     """A trait's or interface's member declaration is kind ``declaration`` (search ranks it
     with the definitions that implement it); any other unit's chunk has the unit's kind."""
     return DECLARATION_KIND if unit.rule.declaration else unit.kind
+
+
+def _whole(unit: _Unit, start: int, end: int, headers: tuple[str, ...]) -> _Out:
+    """The chunk of ``unit`` kept whole on lines ``start..end``: named after it, listing the
+    definitions inside it and the one-liners it only declares."""
+    declared = _leaf_names(unit.leaves, start, end, declared=True)
+    return _Out(start, end, _chunk_kind(unit), unit.qualname, headers, _members(unit), declared)
 
 
 def _members(
