@@ -126,3 +126,36 @@ def test_a_filter_carried_past_a_save_is_the_set_computed_anew(
         assert [ids & live for ids in carried] == anew  # a removed file's id may stay, matching nothing
         paths = {row.id: path for path, row in engine.db.all_files().items()}
         assert sorted(paths[i] for i in anew[0]) == ["web/more.js"]
+
+
+def test_a_shorter_list_is_the_start_of_a_longer_one(tmp_path: Path) -> None:
+    """The editor asks for 20 results, an agent for 10, the CLI for its ``-k``: one query must
+    rank alike at every limit up to 20, or an agent and its user see different first answers.
+    The workspace is real code (kenning's own search and chunking packages, a few hundred
+    chunks), so each half has more than the candidates it hands fusion."""
+    import kenning
+
+    package = Path(kenning.__file__).parent
+    for sub in ("search", "chunking"):
+        for source in (package / sub).glob("*.py"):
+            target = tmp_path / sub / source.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(source.read_text())
+    queries = (
+        "the constants the ranking is tuned with",
+        "split a file into chunks at its definitions",
+        "words a sentence writes in backticks",
+        "fuse",
+        "reciprocal rank of the lexical half",
+        "which names does the query spell",
+    )
+    with Engine(tmp_path, Config()).open() as engine:
+        update(engine)
+        assert engine.db is not None and engine.db.max_chunk_id() > 200
+        for text in queries:
+            for mode in ("hybrid", "semantic", "lexical"):
+                longest = [h.chunk_id for h in search(engine, SearchQuery(text, limit=20, mode=mode)).hits]
+                assert len(longest) == 20 or mode == "lexical", (text, mode)
+                for limit in (1, 3, 5, 10, 15):
+                    hits = search(engine, SearchQuery(text, limit=limit, mode=mode)).hits
+                    assert [h.chunk_id for h in hits] == longest[:limit], (text, mode, limit)
