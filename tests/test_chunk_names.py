@@ -259,3 +259,39 @@ def test_a_window_of_free_one_liners_leads_with_their_names() -> None:
     # A window with no definition in it has no header.
     plain = chunk_source("vars.go", "package x\n\nvar a = 1\n", "go").chunks
     assert [c.header for c in plain] == [""]
+
+
+def test_a_names_abbreviations_are_written_out_and_its_members_still_read_back() -> None:
+    text = src(
+        """
+        pub fn st_ino(meta: &Metadata) -> u64 {
+            meta.raw().ino
+        }
+
+        impl Buf {
+            pub fn len(&self) -> usize {
+                self.inner.len()
+            }
+
+            pub fn as_ptr(&self) -> *const u8 {
+                self.inner.as_ptr()
+            }
+        }
+        """
+    )
+    chunks = chunk_source("fs.rs", text, "rust").chunks
+    heads = {c.symbol: c.header.splitlines()[0] for c in chunks if c.symbol}
+    # The model reads "st ino" where a description says "inode".
+    assert heads["st_ino"] == "st inode"
+    # A container's own name is written out; its members, which the name boost reads back
+    # against the candidates' names, stay as the code spells them.
+    assert heads["Buf"] == "buffer: len, as ptr"
+    assert listed_members("Buf", "buffer: len, as ptr") == ["len", "as ptr"]
+    go = chunk_source(
+        "print.go",
+        "package fmt\n\nfunc Sprintf(format string, a ...any) string {\n\treturn format\n}\n",
+        "go",
+    )
+    assert (
+        next(c for c in go.chunks if c.symbol == "Sprintf").header.splitlines()[0] == "string print formatted"
+    )

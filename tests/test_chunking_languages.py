@@ -289,7 +289,7 @@ def test_rust_big_impl_is_split_per_method_with_impl_header() -> None:
     result = chunked(RUST, "rust", max_chars=90)
     fmt_chunk = chunk_at(result, 21)
     assert (fmt_chunk.kind, fmt_chunk.symbol) == ("method", "Point.fmt")
-    assert fmt_chunk.header == "point fmt\nimpl fmt::Display for Point<i32>"
+    assert fmt_chunk.header == "point format\nimpl fmt::Display for Point<i32>"
 
 
 # ---- Java ---------------------------------------------------------------------------------

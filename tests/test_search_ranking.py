@@ -1416,3 +1416,35 @@ def test_a_name_typed_exactly_finds_the_window_of_one_liners_that_defines_it(go_
     end_line = GO_AST.splitlines().index("func (s *ForStmt) End() token.Pos    { return s.Body.End() }") + 1
     hits = search(go_ast, SearchQuery("ForStmt End", limit=5)).hits
     assert hits[0].start_line <= end_line <= hits[0].end_line, [(h.symbol, h.start_line) for h in hits]
+
+
+# stat(2)'s fields as accessors: names made of abbreviations (`st_uid`) that a sentence says in
+# words ("user ID"), beside code that shares none of them.
+STAT_FIELDS = {
+    "statinfo.py": "\n\n".join(
+        f"def {name}(raw):\n    if raw is None:\n        raise ValueError('no stat')\n    return raw[{i}]\n"
+        for i, name in enumerate(["st_mode", "st_ino", "st_dev", "st_nlink", "st_uid", "st_gid", "st_size"])
+    ),
+    "printing.py": (
+        "import sys\n\n\ndef sprintf(fmt, *args):\n    text = fmt % args\n    return text\n\n\n"
+        "def fprintf(stream, fmt, *args):\n    text = fmt % args\n    stream.write(text)\n"
+        "    return len(text)\n\n\ndef printf(fmt, *args):\n    return fprintf(sys.stdout, fmt, *args)\n\n\n"
+        "def read_all(stream):\n    data = stream.read()\n    return data\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def stat_fields(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("abbreviations"), STAT_FIELDS)
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [("Returns the user ID of the file owner", "st_uid"), ("Returns the group ID of the owner", "st_gid")],
+)
+def test_a_sentence_finds_a_name_it_spells_out(stat_fields: Engine, query: str, name: str) -> None:
+    # The model reads `st_uid` as "st uid"; its input says "st user id" (lexical.ABBREVIATIONS).
+    # Without that, `read_all` came first for both, and `st_gid` was not in the top three.
+    hits = search(stat_fields, SearchQuery(query, limit=5)).hits
+    assert hits[0].symbol == name

@@ -55,7 +55,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     several receivers' ones, leads its model input with their names in words.
 # 14: a container kept whole lists the members it only declares (abstract methods, C++
 #     prototypes) after `; declares`, as a window of a longer body already did.
-CHUNKER_VERSION = 14
+# 15: a definition's name in words has its abbreviations written out (`st_ino` → `st inode`,
+#     `Sprintf` → `string print formatted`; lexical.ABBREVIATIONS).
+CHUNKER_VERSION = 15
 
 log = logging.getLogger(__name__)
 

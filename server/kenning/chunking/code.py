@@ -742,8 +742,9 @@ def _leaf_names(
 
 def _header(out: _Out) -> str:
     """The chunk's header lines, led by its definition's name in plain words (``Box.into_raw``
-    → ``box into raw``, ``fromFetch`` → ``from fetch``): the model's word pieces read
-    ``newZeroedSlice`` as ``new ##zer ##oed ##sl ##ice``, and a descriptive query is words.
+    → ``box into raw``, ``fromFetch`` → ``from fetch``, ``st_ino`` → ``st inode``): the
+    model's word pieces read ``newZeroedSlice`` as ``new ##zer ##oed ##sl ##ice``, and a
+    descriptive query is words.
     A container kept whole adds its members' names (``impl PartialOrd for Rc<T>`` → ``rc:
     partial cmp, lt, le, gt, ge``): its name alone says nothing of what is in it."""
     if out.symbol is None:

@@ -9,7 +9,7 @@ cmp, lt, le, gt, ge``, the list cut with ``…`` when long.
 
 from __future__ import annotations
 
-from kenning.lexical import name_parts
+from kenning.lexical import name_parts, written_out
 
 _LIST_START = ": "
 _SEPARATOR = ", "
@@ -19,10 +19,11 @@ _DECLARED = "; declares "
 
 
 def name_line(symbol: str, members: tuple[str, ...], limit: int, declared: tuple[str, ...] = ()) -> str:
-    """The name in words, then the members' names in words (``name: a, b``), then the names
-    of the functions only declared in it, prototypes and pure virtual methods (``; declares
-    c, d``); what follows the name at most ``limit`` characters (cut with ``…``)."""
-    name = " ".join(name_parts(symbol))
+    """The name in words, its abbreviations written out (``lexical.written_out``), then the
+    members' names in words (``name: a, b``), then the names of the functions only declared in
+    it, prototypes and pure virtual methods (``; declares c, d``); what follows the name at
+    most ``limit`` characters (cut with ``…``)."""
+    name = written_out(symbol)
     listed = _SEPARATOR.join(" ".join(name_parts(member)) for member in members)
     if declared:
         listed += _DECLARED + _SEPARATOR.join(" ".join(name_parts(member)) for member in declared)
@@ -46,7 +47,7 @@ def listed_members(symbol: str | None, header: str, *, declared: bool = False) -
     if not symbol:
         return []
     first = header.split("\n", 1)[0]
-    name = " ".join(name_parts(symbol))
+    name = written_out(symbol)
     if first.startswith(name + _LIST_START):
         defined, marker, declarations = first[len(name) + len(_LIST_START) :].partition(_DECLARED)
     elif declared and first.startswith(name + _DECLARED):
