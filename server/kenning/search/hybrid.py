@@ -71,7 +71,7 @@ class Searcher:
             if should_stop is not None and should_stop():
                 raise SearchCancelled
 
-        n = max(query.limit * 3, tuning.CANDIDATES)
+        n = max(query.limit, tuning.CANDIDATES)
         total = engine.db.max_chunk_id(conn)  # once per query: both halves and fusion use it
         lexical: list[int] = []
         dense: list[tuple[int, float]] | None = []
@@ -149,7 +149,7 @@ class Searcher:
             response.notes.append(str(exc))
             return response
         exclude = frozenset(c.id for c in inside)
-        dense = dense_candidates(engine, conn, qvec, None, max(limit * 3, tuning.CANDIDATES), exclude)
+        dense = dense_candidates(engine, conn, qvec, None, max(limit, tuning.CANDIDATES), exclude)
         # Code like an import block is another import block; code like a function is not one.
         wanted_boilerplate = bool(inside) and all(c.kind in tuning.BOILERPLATE_KINDS for c in inside)
         # The selection's own lines never come back, whatever chunk they sit in.

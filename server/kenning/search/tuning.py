@@ -13,15 +13,15 @@ from __future__ import annotations
 RRF_K = 5
 DENSE_WEIGHT = 1.0
 LEXICAL_WEIGHT = 0.7
-# Each half hands fusion this many candidates, or three per result asked for when that is more.
-# It was 30 (3 x 10): a query asked with limit 20, the editor's default, ranked from 60 a half
-# and could order its first ten unlike the same query with limit 10 (an agent's default), and
-# the benchmarks measured 10. At 60 every limit up to 20 ranks the same candidates, so a shorter
-# list is the longer one's start. bench.multilang descriptive, Go/Rust/TypeScript group, 30 ->
-# 60 per half: dev stripped 0.633 -> 0.633, documented 0.610 -> 0.614, seeds 8-11 0.596 ->
-# 0.593, 0.579 -> 0.578, 0.539 -> 0.538, 0.625 -> 0.621 (the mean of nine languages within
-# 0.002 on every sample): session 26's "45 or 60, no gain" again, within noise either way.
-CANDIDATES = 60
+# Each half hands fusion this many candidates, or as many as the results asked for when that is
+# more. It was 3 x the limit, at least 30: a query asked with limit 20, the editor's default,
+# ranked from 60 a half and could order its first ten unlike the same query with limit 10 (an
+# agent's default, and the benchmarks'). Now every limit up to 30 ranks the same candidates, so
+# a shorter list is the longer one's start. 30 rather than 60 for all: bench.multilang
+# descriptive at 60 a half lost a little almost everywhere (Go/Rust/TypeScript group dev 0.633
+# = , seeds 8-11 -0.003, -0.001, -0.001, -0.004; Rust seed 10 13 queries down, 3 up), the
+# extra candidates being ones that neither half ranks well.
+CANDIDATES = 30
 # The dense half scores by similarity as well as rank (fusion.dense_scores): the most similar chunk
 # gets what rank 1 gets, each other exp(-(its gap to it) / DENSE_GAP_SCALE) of that, for
 # DENSE_SIMILARITY_SHARE of its score; its rank's reciprocal-rank score for the rest.
