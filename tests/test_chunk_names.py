@@ -8,6 +8,7 @@ import textwrap
 from kenning.chunking import chunk_source
 from kenning.chunking.header import listed_members, name_line
 from kenning.indexer import embed_input
+from kenning.lexical import written_out
 
 
 def src(text: str) -> str:
@@ -287,6 +288,8 @@ def test_a_names_abbreviations_are_written_out_and_its_members_still_read_back()
     # against the candidates' names, stay as the code spells them.
     assert heads["Buf"] == "buffer: len, as ptr"
     assert listed_members("Buf", "buffer: len, as ptr") == ["len", "as ptr"]
+    # One reading each: `str` is not `String`.
+    assert written_out("OsStr.to_str") == "os str to str"
     go = chunk_source(
         "print.go",
         "package fmt\n\nfunc Sprintf(format string, a ...any) string {\n\treturn format\n}\n",

@@ -75,7 +75,8 @@ def name_parts(name: str) -> tuple[str, ...]:
 
 # Abbreviations programmers write in names, and the words a description uses instead: the model
 # reads `st_ino` as "st ino" where a sentence says "inode", `fmt` where it says "format". Common
-# ones across languages, each with one reading (no `res`: result or response, no `sig`).
+# ones across languages, each with one reading (no `res`: result or response, no `sig`; no `str`,
+# or Rust's `OsStr` and `OsString` would both read "os string").
 ABBREVIATIONS: dict[str, str] = {
     "addr": "address",
     "alloc": "allocate",
@@ -153,8 +154,6 @@ ABBREVIATIONS: dict[str, str] = {
     "stdin": "standard input",
     "stdout": "standard output",
     "stderr": "standard error",
-    "str": "string",
-    "strs": "strings",
     "sz": "size",
     "blksize": "block size",
     "tmp": "temporary",

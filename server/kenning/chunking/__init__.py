@@ -57,7 +57,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     prototypes) after `; declares`, as a window of a longer body already did.
 # 15: a definition's name in words has its abbreviations written out (`st_ino` → `st inode`,
 #     `Sprintf` → `string print formatted`; lexical.ABBREVIATIONS).
-CHUNKER_VERSION = 15
+# 16: `str` is no longer written out as `string` (`OsStr` and `OsString` read alike).
+CHUNKER_VERSION = 16
 
 log = logging.getLogger(__name__)
 
