@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import kenning
 from kenning.config import Config
 from kenning.engine import Engine
 from kenning.indexer import update
@@ -133,8 +134,6 @@ def test_a_shorter_list_is_the_start_of_a_longer_one(tmp_path: Path) -> None:
     rank alike at every limit up to 20, or an agent and its user see different first answers.
     The workspace is real code (kenning's own search and chunking packages, a few hundred
     chunks), so each half has more than the candidates it hands fusion."""
-    import kenning
-
     package = Path(kenning.__file__).parent
     for sub in ("search", "chunking"):
         for source in (package / sub).glob("*.py"):

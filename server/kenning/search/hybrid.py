@@ -22,6 +22,12 @@ from kenning.search.types import SearchCancelled, SearchQuery, SearchResponse, v
 from kenning.types import ShouldStop
 
 
+def candidates_per_half(limit: int) -> int:
+    """How many candidates each half hands fusion for a list of ``limit`` results: the same for
+    every limit up to ``tuning.CANDIDATES``, so a shorter list is the start of a longer one."""
+    return max(limit, tuning.CANDIDATES)
+
+
 class Searcher:
     """One engine's searches, and what they keep between queries: the file ids each filter
     leaves (and a few filters' vectors), the terms' document counts, and the two threads that
@@ -71,7 +77,7 @@ class Searcher:
             if should_stop is not None and should_stop():
                 raise SearchCancelled
 
-        n = max(query.limit, tuning.CANDIDATES)
+        n = candidates_per_half(query.limit)
         total = engine.db.max_chunk_id(conn)  # once per query: both halves and fusion use it
         lexical: list[int] = []
         dense: list[tuple[int, float]] | None = []
@@ -149,7 +155,7 @@ class Searcher:
             response.notes.append(str(exc))
             return response
         exclude = frozenset(c.id for c in inside)
-        dense = dense_candidates(engine, conn, qvec, None, max(limit, tuning.CANDIDATES), exclude)
+        dense = dense_candidates(engine, conn, qvec, None, candidates_per_half(limit), exclude)
         # Code like an import block is another import block; code like a function is not one.
         wanted_boilerplate = bool(inside) and all(c.kind in tuning.BOILERPLATE_KINDS for c in inside)
         # The selection's own lines never come back, whatever chunk they sit in.
