@@ -10,8 +10,8 @@ import pytest
 
 from kenning.config import Config
 from kenning.engine import Engine
-from kenning.indexer import update
 from kenning.search import SearchQuery, search, similar, tuning
+from tests.search_helpers import indexed_files
 
 BOILERPLATE_KINDS = {"imports", "preamble"}
 
@@ -38,15 +38,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    from kenning.embedding import Encoder
-
-    root = tmp_path_factory.mktemp("hygiene")
-    for rel, text in FILES.items():
-        (root / rel).write_text(text)
-    encoder = Encoder.load()
-    with Engine(root, Config(), encoder_factory=lambda _c: encoder).open() as eng:
-        update(eng)
-        yield eng
+    yield from indexed_files(tmp_path_factory.mktemp("hygiene"), FILES)
 
 
 def _kinds(engine: Engine, path: str) -> dict[int, str]:
