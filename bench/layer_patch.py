@@ -21,7 +21,7 @@ packaged file stores them (int8 per output column, the scale beside it) and writ
 SHA-256 of the file they patch.
 
 The data are ``bench.query_adapter``'s 58 libraries (no benchmark uses them); nothing is
-committed but this code and the result.
+committed but this code and the result. ``soup`` averages patches made this way.
 """
 
 from __future__ import annotations
@@ -370,14 +370,55 @@ def write_patch(stack: Any, matrices: dict[str, str], out: Path) -> None:
     log(f"wrote {out} ({out.stat().st_size:,} bytes) for model file sha256 {source_sha[:16]}…")
 
 
+# -- soup -----------------------------------------------------------------------------------------
+
+
+def soup(parts: list[Path], out: Path) -> None:
+    """``out``: the weight average of patches fitted from the same packaged layers (a "model
+    soup"; the shipped file is one, see the module docstring). Each int8 matrix is scaled back,
+    the matrices averaged (in float64) and rounded again as :func:`write_patch` rounds them;
+    biases and norms averaged."""
+    loaded = []
+    for path in parts:
+        with np.load(path, allow_pickle=False) as data:
+            loaded.append({key: data[key] for key in data.files})
+    keys = set(loaded[0])
+    for path, arrays in zip(parts, loaded, strict=True):
+        if set(arrays) != keys:
+            raise SystemExit(f"{path}: holds other weights than {parts[0]}")
+        if str(arrays["source_sha"]) != str(loaded[0]["source_sha"]):
+            raise SystemExit(f"{path}: patches another model file than {parts[0]}")
+    averaged: dict[str, np.ndarray] = {}
+    for key in sorted(keys - {"source_sha"}):
+        if key.endswith("_scale"):
+            continue
+        if key.endswith("_q"):
+            name = key[: -len("_q")]
+            matrix = np.mean([a[key].astype(np.float64) * a[f"{name}_scale"] for a in loaded], axis=0)
+            scale = np.maximum(np.abs(matrix).max(axis=0, keepdims=True), 1e-12) / 127.0
+            averaged[key] = np.clip(np.round(matrix / scale), -127, 127).astype(np.int8)
+            averaged[f"{name}_scale"] = scale.astype(np.float32)
+        else:
+            averaged[key] = np.mean([a[key].astype(np.float64) for a in loaded], axis=0).astype(np.float32)
+    np.savez_compressed(out, source_sha=loaded[0]["source_sha"], **averaged)  # type: ignore[arg-type]
+    log(f"wrote {out}: the mean of {len(parts)} patches")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.layer_patch", description=__doc__.split("\n")[0])
-    ap.add_argument("step", choices=("cache", "fit"))
-    ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("step", choices=("cache", "fit", "soup"))
+    ap.add_argument("--workdir", type=Path, help="cache, fit: the pairs' directory")
+    ap.add_argument("--parts", type=Path, nargs="+", metavar="PATCH", help="soup: the patches to average")
     ap.add_argument("--out", type=Path, default=REPO / "server/kenning/embedding/data/code-layer.npz")
     ap.add_argument("--checkpoint-every", type=int, default=0, metavar="STEPS")
     args = ap.parse_args(argv)
-    if args.step == "cache":
+    if args.step == "soup":
+        if not args.parts or len(args.parts) < 2:
+            ap.error("soup needs --parts with two patches or more")
+        soup(args.parts, args.out)
+    elif args.workdir is None:
+        ap.error(f"{args.step} needs --workdir")
+    elif args.step == "cache":
         cache(args.workdir)
     else:
         fit(args.workdir, args.out, args.checkpoint_every)
