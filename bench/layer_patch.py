@@ -20,8 +20,12 @@ seed): descriptive queries weigh more in the second. The weights are then rounde
 packaged file stores them (int8 per output column, the scale beside it) and written with the
 SHA-256 of the file they patch.
 
-The data are ``bench.query_adapter``'s 58 libraries (no benchmark uses them); nothing is
-committed but this code and the result. ``soup`` averages patches made this way.
+The data are ``bench.query_adapter``'s libraries (no benchmark uses them); nothing is
+committed but this code and the result. The shipped file is the average of two such fits
+(``python -m bench.layer_patch soup --parts OLD NEW``): one on the first 58 libraries at 0.4 ×
+today's budgets (``bench/query_adapter.py`` at commit 5484f31, session 16) and one on all 65
+(session 31). The average keeps most of the second fit's TypeScript gain and, unlike it, lowers
+no language by more than noise (docs/performance.md, session 32).
 """
 
 from __future__ import annotations
