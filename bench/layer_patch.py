@@ -348,6 +348,13 @@ def fit(workdir: Path, out: Path, checkpoint_every: int = 0) -> None:
     write_patch(stack, matrices, out)
 
 
+def int8_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(q, scale)``: ``matrix`` (``(in, out)``) as the packaged file stores it, int8 with one
+    float32 scale per output column (``matrix ≈ q * scale``)."""
+    scale = np.maximum(np.abs(matrix).max(axis=0, keepdims=True), 1e-12) / 127.0
+    return np.clip(np.round(matrix / scale), -127, 127).astype(np.int8), scale.astype(np.float32)
+
+
 def write_patch(stack: Any, matrices: dict[str, str], out: Path) -> None:
     """The layers' weights as the packaged file stores them: each matrix int8 with one scale
     per output column (``NAME_q``, ``NAME_scale``), biases and norms float32."""
@@ -360,10 +367,8 @@ def write_patch(stack: Any, matrices: dict[str, str], out: Path) -> None:
         for part in PARTS:
             key = f"layers.{i}.linear.{part.replace('.', '_')}"
             matrix = state[f"{key}.weight"].T  # (in, out), as the graph multiplies
-            scale = np.maximum(np.abs(matrix).max(axis=0, keepdims=True), 1e-12) / 127.0
             name = matrices[f"{layer}.{part}"]
-            arrays[f"{name}_q"] = np.clip(np.round(matrix / scale), -127, 127).astype(np.int8)
-            arrays[f"{name}_scale"] = scale.astype(np.float32)
+            arrays[f"{name}_q"], arrays[f"{name}_scale"] = int8_columns(matrix)
             arrays[f"{prefix}{part}.bias"] = state[f"{key}.bias"]
         for norm in NORMS:
             key = f"layers.{i}.norm.{norm.replace('.', '_')}"
@@ -380,8 +385,8 @@ def write_patch(stack: Any, matrices: dict[str, str], out: Path) -> None:
 def soup(parts: list[Path], out: Path) -> None:
     """``out``: the weight average of patches fitted from the same packaged layers (a "model
     soup"; the shipped file is one, see the module docstring). Each int8 matrix is scaled back,
-    the matrices averaged (in float64) and rounded again as :func:`write_patch` rounds them;
-    biases and norms averaged."""
+    the matrices averaged (in float64) and rounded again (:func:`int8_columns`); biases and
+    norms averaged."""
     loaded = []
     for path in parts:
         with np.load(path, allow_pickle=False) as data:
@@ -399,9 +404,7 @@ def soup(parts: list[Path], out: Path) -> None:
         if key.endswith("_q"):
             name = key[: -len("_q")]
             matrix = np.mean([a[key].astype(np.float64) * a[f"{name}_scale"] for a in loaded], axis=0)
-            scale = np.maximum(np.abs(matrix).max(axis=0, keepdims=True), 1e-12) / 127.0
-            averaged[key] = np.clip(np.round(matrix / scale), -127, 127).astype(np.int8)
-            averaged[f"{name}_scale"] = scale.astype(np.float32)
+            averaged[key], averaged[f"{name}_scale"] = int8_columns(matrix)
         else:
             averaged[key] = np.mean([a[key].astype(np.float64) for a in loaded], axis=0).astype(np.float32)
     np.savez_compressed(out, source_sha=loaded[0]["source_sha"], **averaged)  # type: ignore[arg-type]
