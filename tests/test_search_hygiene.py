@@ -141,3 +141,125 @@ def test_semantic_scores_are_cosines_less_the_share_of_the_workspace_mean(
         for hit in hits:
             assert hit.score == pytest.approx(expected[hit.chunk_id], abs=0.01)
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def _long_body(verb: str, lines: int) -> str:
+    return "".join(
+        f"\t\tcase {i}:\n\t\t\tp.{verb}Verb(arg, {i}) // {verb} the argument by its format verb\n"
+        for i in range(lines)
+    )
+
+
+PIECES = {
+    # One method longer than a chunk (cut into pieces, each named `pp.doPrintf`) and a short
+    # function the query describes as well.
+    "print.go": (
+        "package fmt\n\n"
+        "func (p *pp) doPrintf(format string, a []any) {\n\tfor i := 0; i < len(format); i++ {\n"
+        "\t\tswitch format[i] {\n" + _long_body("format", 30) + "\t\t}\n\t}\n}\n\n"
+        "func Printf(format string, a ...any) (n int, err error) {\n"
+        "\treturn Fprintf(os.Stdout, format, a...)\n}\n"
+    ),
+    # Two same-named definitions, each cut into pieces: overloads stay two results.
+    "Format.java": (
+        "class Format {\n"
+        "    String format(int value) {\n        switch (value) {\n"
+        + "".join(
+            f"        case {i}: return formatVerb(value, {i}); // format the int by its verb\n"
+            for i in range(25)
+        )
+        + "        }\n        return null;\n    }\n\n"
+        "    String format(long value) {\n        switch ((int) value) {\n"
+        + "".join(
+            f"        case {i}: return formatVerb(value, {i}); // format the long by its verb\n"
+            for i in range(25)
+        )
+        + "        }\n        return null;\n    }\n}\n"
+    ),
+    # A class body cut into pieces: each piece holds other members, or comments about them (no
+    # definition of their own, as JUCE's headers document a member above it), so each stays.
+    "document.hpp": (
+        "class Document {\npublic:\n"
+        + "".join(f"    // The saved part {i} of the document: where it starts.\n" for i in range(24))
+        + "    int savedParts;\n};\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def pieces(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("pieces"), PIECES)
+
+
+def _symbols(engine: Engine, path: str) -> list[tuple[str | None, int, int]]:
+    assert engine.db is not None
+    conn = engine.db.reader()
+    row = engine.db.file_by_path(path, conn)
+    assert row is not None
+    return [(c.symbol, c.start_line, c.end_line) for c in engine.db.chunks_of_file(row.id, conn)]
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid", "lexical"])
+def test_a_definition_cut_into_pieces_is_one_result(pieces: Engine, mode: str) -> None:
+    # The fixture is what the rule is about: the method is several chunks of one name.
+    assert sum(1 for symbol, _, _ in _symbols(pieces, "print.go") if symbol == "pp.doPrintf") >= 3
+    query = "format the argument by its format verb and print it"
+    hits = search(pieces, SearchQuery(query, limit=20, mode=mode)).hits  # type: ignore[arg-type]
+    # One result per definition (two overloads of `format`), then, as the candidates run out,
+    # the other pieces: after every other result.
+    allowed = {"pp.doPrintf": 1, "Format.format": 2}
+    seen: dict[str | None, int] = {}
+    pieces_after = []
+    for i, hit in enumerate(hits):
+        seen[hit.symbol] = seen.get(hit.symbol, 0) + 1
+        if hit.symbol in allowed and seen[hit.symbol] > allowed[hit.symbol]:
+            pieces_after.append(i)
+    assert pieces_after and pieces_after == list(range(pieces_after[0], len(hits)))
+    assert any(h.symbol == "Printf" for h in hits[: pieces_after[0]])
+    # Asked for as many results as there are definitions, no second piece comes back.
+    shorter = search(pieces, SearchQuery(query, limit=pieces_after[0], mode=mode)).hits  # type: ignore[arg-type]
+    assert [h.symbol for h in shorter].count("pp.doPrintf") == 1
+
+
+def test_same_named_definitions_stay_apart(pieces: Engine) -> None:
+    chunks = [c for c in _symbols(pieces, "Format.java") if c[0] == "Format.format"]
+    assert len(chunks) >= 4  # both overloads, each in pieces
+    hits = search(pieces, SearchQuery("format the value by its verb", limit=20, mode="lexical")).hits
+    found = [(h.start_line, h.end_line) for h in hits if h.symbol == "Format.format"][:2]
+    # One piece of each overload: the first starts at line 2, the second after the first's end.
+    second = next(i for i, line in enumerate(PIECES["Format.java"].splitlines(), 1) if "format(long" in line)
+    assert len(found) == 2
+    assert sum(1 for start, _ in found if start < second) == 1
+
+
+def test_a_piece_is_of_the_definition_it_overlaps_most_and_holds_nothing_else() -> None:
+    from kenning.search.fusion import piece_of
+    from kenning.store.rows import ChunkRow
+
+    def piece(symbol: str, start: int, end: int) -> ChunkRow:
+        return ChunkRow(1, 1, "a.js", "javascript", start, end, "function", symbol, "", "")
+
+    # `create` (lines 1-90) holds `check` (20-40); `format` is defined twice (overloads).
+    definitions = [
+        ("create", 1, 90, 1),
+        ("check", 20, 40, 20),
+        ("format", 100, 150, 100),
+        ("format", 151, 200, 151),
+    ]
+    assert piece_of(piece("format", 120, 150), definitions) == (100, 150)
+    assert piece_of(piece("format", 140, 170), definitions) == (151, 200)  # 20 lines of it against 11
+    assert piece_of(piece("create", 50, 90), definitions) == (1, 90)
+    # A constructor is named as its class, which holds it: the piece is the constructor's.
+    constructed = [("Text", 1, 300, 1), ("Text", 139, 168, 139), ("Text", 242, 262, 242)]
+    assert piece_of(piece("Text.Text", 153, 168), constructed) == (139, 168)
+    assert piece_of(piece("Text.Text", 242, 262), constructed) == (242, 262)
+    # A piece holding another definition's name line stands for that one too: never merged.
+    assert piece_of(piece("create", 10, 49), definitions) is None
+    assert piece_of(piece("missing", 1, 10), definitions) is None
+
+
+def test_the_pieces_of_a_class_body_each_stay(pieces: Engine) -> None:
+    body = [c for c in _symbols(pieces, "document.hpp") if c[0] == "Document"]
+    assert len(body) >= 2
+    hits = search(pieces, SearchQuery("saved part of the document", limit=20, mode="lexical")).hits
+    assert sum(1 for h in hits if h.symbol == "Document") == len(body)

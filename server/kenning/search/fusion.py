@@ -2,8 +2,8 @@
 name the chunk's definition (or an operator the query writes that the chunk declares as its
 alias, ``search.aliases``) and one for code the query writes that the chunk holds
 (`Box<[T], A>`); for a sentence, a trait's or interface's member declaration (or an abstract
-class's) directly above its best-ranked implementation; then hits, without duplicate texts or
-overlapping spans.
+class's) directly above its best-ranked implementation; then hits, without duplicate texts,
+overlapping spans or a second piece of one function cut into pieces.
 """
 
 from __future__ import annotations
@@ -211,6 +211,26 @@ def exact_definitions(
                 found.add(row.id)
                 break
     return found
+
+
+def piece_of(row: ChunkRow, definitions: Sequence[tuple[str, int, int, int]]) -> tuple[int, int] | None:
+    """The span of the definition ``row`` is a piece of, when it holds nothing else: of the
+    definitions named as ``row`` is, the one whose lines it overlaps most (the shortest of
+    those: a Java constructor's pieces lie in its class, named as it is), and None when no
+    definition is so named or another definition's name line lies in ``row`` (a piece of a
+    class body or of a function with nested ones stands for those, too)."""
+    leaf = (row.symbol or "").rsplit(".", 1)[-1]
+    best, most = None, (0, 0)
+    for name, start, end, _ in definitions:
+        overlap = (min(end, row.end_line) - max(start, row.start_line) + 1, start - end)
+        if name == leaf and overlap[0] > 0 and overlap > most:
+            best, most = (start, end), overlap
+    if best is None:
+        return None
+    for _, start, end, line in definitions:
+        if row.start_line <= line <= row.end_line and (start, end) != best:
+            return None
+    return best
 
 
 # Languages whose declared functions (prototypes in a header) are defined elsewhere: there the
@@ -526,36 +546,67 @@ def fuse(
                 best[declaration] = max(best[declaration], max(best[i] for i in implementing) + 1e-9)
             scored = [(best[row.id], row) for _, row in scored]
     scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].start_line))
-    hits: list[Hit] = []
+    chosen: list[tuple[float, ChunkRow]] = []
     seen_text: set[int] = set()
     spans: dict[str, list[tuple[int, int]]] = {}
+    # A function longer than a chunk is cut into pieces, each named as the function: the
+    # best-ranked piece stands for it, and the others leave their places to other definitions
+    # (seven pieces of Go's `pp.doPrintf` filled a page of results for "formats according to a
+    # format specifier and writes to standard output"); they come last, and only when the
+    # candidates run out before the limit. Same-named definitions stay apart: a piece belongs
+    # to the definition of its name whose lines it overlaps most (the symbols table), so
+    # overloads and a Rust method in two `impl` blocks are each found; and a piece that holds
+    # other definitions (nested functions) is theirs. A class body's pieces stay: each holds
+    # other members (C++ declarations the symbols table does not list among them).
+    taken: dict[tuple[int, str], list[ChunkRow]] = {}
+    defined: dict[int, list[tuple[str, int, int, int]]] = {}
+    later: list[tuple[float, ChunkRow]] = []
     for score, row in scored:
         if not stored_path_is_plain(row.path):
             log.warning("a stored chunk names the path %r, which kenning never writes; left out", row.path)
             continue
-        digest = hash(row.text)
-        if digest in seen_text:
+        if hash(row.text) in seen_text:
             continue
         if any(s <= row.end_line and row.start_line <= e for s, e in spans.get(row.path, [])):
             continue
-        seen_text.add(digest)
+        if row.symbol and row.kind in CALLABLE_KINDS:
+            same_name = (row.file_id, row.symbol)
+            if same_name in taken:  # rare: read the file's definitions only then
+                if row.file_id not in defined:
+                    defined[row.file_id] = engine.db.definitions(row.file_id, conn)
+                in_file = defined[row.file_id]
+                whole = piece_of(row, in_file)
+                if whole is not None and any(piece_of(t, in_file) == whole for t in taken[same_name]):
+                    later.append((score, row))
+                    continue
+            taken.setdefault(same_name, []).append(row)
+        seen_text.add(hash(row.text))
         spans.setdefault(row.path, []).append((row.start_line, row.end_line))
-        hits.append(
-            Hit(
-                chunk_id=row.id,
-                path=row.path,
-                start_line=row.start_line,
-                end_line=row.end_line,
-                score=round(score, 6),
-                preview=preview(row.text, terms),
-                symbol=row.symbol,
-                kind=row.kind,
-                language=row.language,
-                dense_rank=dense_rank.get(row.id),
-                lexical_rank=lexical_rank.get(row.id),
-                last_line=row.text.rsplit("\n", 1)[-1],
-            )
-        )
-        if len(hits) == query.limit:
+        chosen.append((score, row))
+        if len(chosen) == query.limit:
             break
-    return hits
+    for score, row in later:
+        if len(chosen) == query.limit:
+            break
+        overlapping = any(s <= row.end_line and row.start_line <= e for s, e in spans.get(row.path, []))
+        if hash(row.text) not in seen_text and not overlapping:
+            seen_text.add(hash(row.text))
+            spans.setdefault(row.path, []).append((row.start_line, row.end_line))
+            chosen.append((score, row))
+    return [
+        Hit(
+            chunk_id=row.id,
+            path=row.path,
+            start_line=row.start_line,
+            end_line=row.end_line,
+            score=round(score, 6),
+            preview=preview(row.text, terms),
+            symbol=row.symbol,
+            kind=row.kind,
+            language=row.language,
+            dense_rank=dense_rank.get(row.id),
+            lexical_rank=lexical_rank.get(row.id),
+            last_line=row.text.rsplit("\n", 1)[-1],
+        )
+        for score, row in chosen
+    ]

@@ -72,6 +72,17 @@ class SearchReads:
             out.setdefault(int(file_id), []).append((int(line), container))
         return out
 
+    def definitions(
+        self, file_id: int, conn: sqlite3.Connection | None = None
+    ) -> list[tuple[str, int, int, int]]:
+        """``(name, first line, last line, name line)`` of each definition in a file."""
+        return [
+            (str(name), int(start), int(end), int(line))
+            for name, start, end, line in self._r(conn).execute(
+                "SELECT name, start_line, end_line, name_line FROM symbols WHERE file_id = ?", (file_id,)
+            )
+        ]
+
     def term_doc_counts(
         self, terms: Sequence[str], cap: int, conn: sqlite3.Connection | None = None
     ) -> dict[str, int]:
