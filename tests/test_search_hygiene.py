@@ -176,6 +176,13 @@ PIECES = {
         )
         + "        }\n        return null;\n    }\n}\n"
     ),
+    # A doc comment longer than a chunk, cut above its function (documented TypeScript).
+    "pairwise.ts": (
+        "/**\n"
+        + "".join(f" * Groups pairs of consecutive emissions together, line {i}.\n" for i in range(40))
+        + " */\nexport function pairwise<T>(source: T[]): [T, T][] {\n"
+        "  return source.slice(1).map((value, i) => [source[i], value]);\n}\n"
+    ),
     # A class body cut into pieces: each piece holds other members, or comments about them (no
     # definition of their own, as JUCE's headers document a member above it), so each stays.
     "document.hpp": (
@@ -207,7 +214,7 @@ def test_a_definition_cut_into_pieces_is_one_result(pieces: Engine, mode: str) -
     hits = search(pieces, SearchQuery(query, limit=20, mode=mode)).hits  # type: ignore[arg-type]
     # One result per definition (two overloads of `format`), then, as the candidates run out,
     # the other pieces: after every other result.
-    allowed = {"pp.doPrintf": 1, "Format.format": 2}
+    allowed = {"pp.doPrintf": 1, "Format.format": 2, "pairwise": 1}
     seen: dict[str | None, int] = {}
     pieces_after = []
     for i, hit in enumerate(hits):
@@ -256,6 +263,10 @@ def test_a_piece_is_of_the_definition_it_overlaps_most_and_holds_nothing_else() 
     # A piece holding another definition's name line stands for that one too: never merged.
     assert piece_of(piece("create", 10, 49), definitions) is None
     assert piece_of(piece("missing", 1, 10), definitions) is None
+    # A doc comment's piece above its definition is that definition's; not across another one.
+    documented = [("pairwise", 43, 45, 43), ("other", 30, 32, 30)]
+    assert piece_of(piece("pairwise", 33, 42), documented) == (43, 45)
+    assert piece_of(piece("pairwise", 1, 20), documented) is None
 
 
 def test_the_pieces_of_a_class_body_each_stay(pieces: Engine) -> None:
@@ -263,3 +274,17 @@ def test_the_pieces_of_a_class_body_each_stay(pieces: Engine) -> None:
     assert len(body) >= 2
     hits = search(pieces, SearchQuery("saved part of the document", limit=20, mode="lexical")).hits
     assert sum(1 for h in hits if h.symbol == "Document") == len(body)
+
+
+def test_a_doc_comment_cut_above_its_function_is_of_that_function(pieces: Engine) -> None:
+    named = [c for c in _symbols(pieces, "pairwise.ts") if c[0] == "pairwise"]
+    assert len(named) >= 3  # the comment in pieces, then the function
+    query = "groups pairs of consecutive emissions together"
+    for mode in ("hybrid", "semantic", "lexical"):
+        hits = search(pieces, SearchQuery(query, limit=3, mode=mode)).hits  # type: ignore[arg-type]
+        found = [h for h in hits if h.symbol == "pairwise"]
+        # One result, first, and it is the function (its comment is what the query matched).
+        assert len(found) == 1 and hits[0] is found[0], mode
+        lines = PIECES["pairwise.ts"].splitlines()
+        declared = next(i for i, line in enumerate(lines, 1) if line.startswith("export function pairwise"))
+        assert found[0].start_line <= declared <= found[0].end_line, mode

@@ -3,7 +3,8 @@ name the chunk's definition (or an operator the query writes that the chunk decl
 alias, ``search.aliases``) and one for code the query writes that the chunk holds
 (`Box<[T], A>`); for a sentence, a trait's or interface's member declaration (or an abstract
 class's) directly above its best-ranked implementation; then hits, without duplicate texts,
-overlapping spans or a second piece of one function cut into pieces.
+overlapping spans or a second piece of one function cut into pieces (a piece of the doc comment
+above a function is answered by the function itself).
 """
 
 from __future__ import annotations
@@ -218,7 +219,9 @@ def piece_of(row: ChunkRow, definitions: Sequence[tuple[str, int, int, int]]) ->
     definitions named as ``row`` is, the one whose lines it overlaps most (the shortest of
     those: a Java constructor's pieces lie in its class, named as it is), and None when no
     definition is so named or another definition's name line lies in ``row`` (a piece of a
-    class body or of a function with nested ones stands for those, too)."""
+    class body or of a function with nested ones stands for those, too). A piece that overlaps
+    none is a doc comment longer than a chunk, cut above its definition (RxJS documents an
+    operator in 40 lines): it is the nearest so named below it, nothing defined between."""
     leaf = (row.symbol or "").rsplit(".", 1)[-1]
     best, most = None, (0, 0)
     for name, start, end, _ in definitions:
@@ -226,7 +229,12 @@ def piece_of(row: ChunkRow, definitions: Sequence[tuple[str, int, int, int]]) ->
         if name == leaf and overlap[0] > 0 and overlap > most:
             best, most = (start, end), overlap
     if best is None:
-        return None
+        below = [(start, end) for name, start, end, _ in definitions if name == leaf and start > row.end_line]
+        if not below:
+            return None
+        best = min(below)
+        if any(row.end_line < line < best[0] for _, _, _, line in definitions):
+            return None
     for _, start, end, line in definitions:
         if row.start_line <= line <= row.end_line and (start, end) != best:
             return None
@@ -561,35 +569,54 @@ def fuse(
     taken: dict[tuple[int, str], list[ChunkRow]] = {}
     defined: dict[int, list[tuple[str, int, int, int]]] = {}
     later: list[tuple[float, ChunkRow]] = []
+    candidates: dict[tuple[int, str], list[ChunkRow]] = {}  # the pieces among the candidates
+    for _, row in scored:
+        if row.symbol and row.kind in CALLABLE_KINDS:
+            candidates.setdefault((row.file_id, row.symbol), []).append(row)
+    shown: set[int] = set()
+
+    def overlaps_shown(row: ChunkRow) -> bool:
+        return any(s <= row.end_line and row.start_line <= e for s, e in spans.get(row.path, []))
+
     for score, row in scored:
+        if row.id in shown:  # shown already, for a piece of its doc comment
+            continue
         if not stored_path_is_plain(row.path):
             log.warning("a stored chunk names the path %r, which kenning never writes; left out", row.path)
             continue
-        if hash(row.text) in seen_text:
-            continue
-        if any(s <= row.end_line and row.start_line <= e for s, e in spans.get(row.path, [])):
+        if hash(row.text) in seen_text or overlaps_shown(row):
             continue
         if row.symbol and row.kind in CALLABLE_KINDS:
             same_name = (row.file_id, row.symbol)
-            if same_name in taken:  # rare: read the file's definitions only then
+            if len(candidates[same_name]) > 1:  # rare: read the file's definitions only then
                 if row.file_id not in defined:
                     defined[row.file_id] = engine.db.definitions(row.file_id, conn)
                 in_file = defined[row.file_id]
                 whole = piece_of(row, in_file)
-                if whole is not None and any(piece_of(t, in_file) == whole for t in taken[same_name]):
-                    later.append((score, row))
-                    continue
+                if same_name in taken:
+                    if whole is not None and any(piece_of(t, in_file) == whole for t in taken[same_name]):
+                        later.append((score, row))
+                        continue
+                elif whole is not None and row.end_line < whole[0]:
+                    # A piece of the doc comment above the function: the result is the function
+                    # (the piece holding its name line) when that is a candidate, in this place.
+                    line = next(n for _, s, e, n in in_file if (s, e) == whole)
+                    pieces = candidates[same_name]
+                    body = next((p for p in pieces if p.start_line <= line <= p.end_line), None)
+                    if body is not None and hash(body.text) not in seen_text and not overlaps_shown(body):
+                        later.append((score, row))
+                        row = body
             taken.setdefault(same_name, []).append(row)
         seen_text.add(hash(row.text))
         spans.setdefault(row.path, []).append((row.start_line, row.end_line))
         chosen.append((score, row))
+        shown.add(row.id)
         if len(chosen) == query.limit:
             break
     for score, row in later:
         if len(chosen) == query.limit:
             break
-        overlapping = any(s <= row.end_line and row.start_line <= e for s, e in spans.get(row.path, []))
-        if hash(row.text) not in seen_text and not overlapping:
+        if hash(row.text) not in seen_text and not overlaps_shown(row):
             seen_text.add(hash(row.text))
             spans.setdefault(row.path, []).append((row.start_line, row.end_line))
             chosen.append((score, row))
