@@ -566,7 +566,7 @@ def fuse(
     # overloads and a Rust method in two `impl` blocks are each found; and a piece that holds
     # other definitions (nested functions) is theirs. A class body's pieces stay: each holds
     # other members (C++ declarations the symbols table does not list among them).
-    taken: dict[tuple[int, str], list[ChunkRow]] = {}
+    taken: dict[tuple[int, str], list[tuple[int, int] | None]] = {}  # each shown one's piece_of
     defined: dict[int, list[tuple[str, int, int, int]]] = {}
     later: list[tuple[float, ChunkRow]] = []
     candidates: dict[tuple[int, str], list[ChunkRow]] = {}  # the pieces among the candidates
@@ -588,13 +588,15 @@ def fuse(
             continue
         if row.symbol and row.kind in CALLABLE_KINDS:
             same_name = (row.file_id, row.symbol)
+            whole = None  # with one candidate of its name, nothing is compared with it
             if len(candidates[same_name]) > 1:  # rare: read the file's definitions only then
                 if row.file_id not in defined:
                     defined[row.file_id] = engine.db.definitions(row.file_id, conn)
                 in_file = defined[row.file_id]
                 whole = piece_of(row, in_file)
-                if same_name in taken:
-                    if whole is not None and any(piece_of(t, in_file) == whole for t in taken[same_name]):
+                shown_before = taken.get(same_name)
+                if shown_before is not None:
+                    if whole is not None and whole in shown_before:
                         later.append((score, row))
                         continue
                 elif whole is not None and row.end_line < whole[0]:
@@ -605,8 +607,8 @@ def fuse(
                     body = next((p for p in pieces if p.start_line <= line <= p.end_line), None)
                     if body is not None and hash(body.text) not in seen_text and not overlaps_shown(body):
                         later.append((score, row))
-                        row = body
-            taken.setdefault(same_name, []).append(row)
+                        row, whole = body, piece_of(body, in_file)
+            taken.setdefault(same_name, []).append(whole)
         seen_text.add(hash(row.text))
         spans.setdefault(row.path, []).append((row.start_line, row.end_line))
         chosen.append((score, row))
