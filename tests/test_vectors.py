@@ -39,6 +39,22 @@ def test_add_search_remove_and_replace() -> None:
     assert len(ix) == 49
 
 
+def test_a_small_graph_is_scanned_whole_so_its_top_matches_are_exact() -> None:
+    """Up to ``EXACT_SEARCH_LIMIT`` vectors the search is a scan, not a walk: its order is the
+    int8 cosines' own. (A walk at ef 128 once left a file out of a 1,001-vector graph's top 80:
+    tests/lsp/test_workset.py, with the real model, is that case.)"""
+    ix = VectorIndex(16)
+    vecs = _vectors(3_000, seed=3)
+    ix.add(np.arange(1, 3_001, dtype=np.uint64), vecs)
+    codes = np.clip(np.round(vecs * 127), -127, 127) / 127  # what the int8 graph holds
+    codes /= np.linalg.norm(codes, axis=1, keepdims=True)
+    for query in _vectors(50, seed=4):
+        keys, sims = ix.search(query, 20)
+        expected = np.sort(codes @ (query / np.linalg.norm(query)))[::-1][:20]
+        assert np.allclose(np.sort(sims)[::-1], expected, atol=0.02)
+        assert len(set(keys.tolist())) == 20
+
+
 def test_centroid_is_the_mean_of_the_vectors_and_follows_large_changes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
