@@ -21,11 +21,14 @@ packaged file stores them (int8 per output column, the scale beside it) and writ
 SHA-256 of the file they patch.
 
 The data are ``bench.query_adapter``'s libraries (no benchmark uses them); nothing is
-committed but this code and the result. The shipped file is the average of two such fits
-(``python -m bench.layer_patch soup --parts OLD NEW``): one on the first 58 libraries at 0.4 ×
-today's budgets (``bench/query_adapter.py`` at commit 5484f31, session 16) and one on all 65
-(session 31). The average keeps most of the second fit's TypeScript gain and, unlike it, lowers
-no language by more than noise (docs/performance.md, session 32).
+committed but this code and the result. The shipped file is a soup (``python -m
+bench.layer_patch soup --parts OLD NEW``) made twice. Session 32 averaged two fits: one on the
+first 58 libraries at 0.4 × today's budgets (``bench/query_adapter.py`` at commit 5484f31,
+session 16) and one on the first 65 (session 31); that average kept most of the second fit's
+TypeScript gain and, unlike it, lowered no language by more than noise. Session 34 averaged that
+file with a fit on all 138 libraries (twice the Go and Rust queries): OLD the file at commit
+6ebf68d, NEW the fit. Its weights are thus a quarter, a quarter and a half of the three fits
+(docs/performance.md, sessions 32 and 34).
 """
 
 from __future__ import annotations
