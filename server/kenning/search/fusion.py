@@ -573,14 +573,11 @@ def fuse(
     for _, row in scored:
         if row.symbol and row.kind in CALLABLE_KINDS:
             candidates.setdefault((row.file_id, row.symbol), []).append(row)
-    shown: set[int] = set()
 
     def overlaps_shown(row: ChunkRow) -> bool:
         return any(s <= row.end_line and row.start_line <= e for s, e in spans.get(row.path, []))
 
     for score, row in scored:
-        if row.id in shown:  # shown already, for a piece of its doc comment
-            continue
         if not stored_path_is_plain(row.path):
             log.warning("a stored chunk names the path %r, which kenning never writes; left out", row.path)
             continue
@@ -612,7 +609,6 @@ def fuse(
         seen_text.add(hash(row.text))
         spans.setdefault(row.path, []).append((row.start_line, row.end_line))
         chosen.append((score, row))
-        shown.add(row.id)
         if len(chosen) == query.limit:
             break
     for score, row in later:

@@ -36,7 +36,8 @@ EXPANSION_SEARCH = 128
 # Up to this many candidates a filter's chunks are scanned exactly (their stored vectors, kept
 # for the next query with the same filter) instead of over-fetching the graph by the filter's
 # rarity: at a million chunks a 1 % filter (9,829 chunks) fetched ~24,000 graph neighbours, hybrid
-# p50 / p95 123 / 150 ms; scanned, 13.8 / 28.5 ms (the limit was 5,000).
+# p50 / p95 123 / 150 ms; scanned, 13.8 / 28.5 ms (the limit was 5,000). A graph of up to this
+# many vectors is scanned whole too (VectorIndex.search).
 EXACT_SEARCH_LIMIT = 20_000
 # The centroid (VectorIndex.centroid) is the mean of at most this many vectors, evenly spaced
 # over the keys: its error is a small fraction of its length, and 10,000 int8 reads and a mean
