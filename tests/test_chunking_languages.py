@@ -563,6 +563,53 @@ def test_cpp_juce_api_class_and_class_macros() -> None:
     assert (trim.start_line, trim.symbol) == (23, "juce.String.trimEnd")
 
 
+# JUCE's juce_AudioParameterBool.h, cut down: conversion operators have no name node in the
+# tree (`operator_cast`), so they were no symbols and their chunk was named after the class.
+JUCE_CONVERSIONS = src(
+    """
+    namespace juce
+    {
+    class JUCE_API AudioParameterBool : public RangedAudioParameter
+    {
+    public:
+        /** Returns the parameter's current boolean value. */
+        bool get() const noexcept          { return value >= 0.5f; }
+
+        /** Returns the parameter's current boolean value. */
+        operator bool() const noexcept     { return get(); }
+
+        /** Changes the parameter's current value to a new boolean. */
+        AudioParameterBool& operator= (bool newValue);
+
+        operator const char*() const;
+        explicit operator std::function<void (int)>() const;
+
+    private:
+        std::atomic<float> value;
+    };
+
+    AudioParameterBool::operator const char*() const  { return get() ? "on" : "off"; }
+    } // namespace juce
+    """
+)
+
+
+def test_cpp_conversion_operators_are_named_by_their_target_type() -> None:
+    result = chunked(JUCE_CONVERSIONS, "cpp")
+    owner = "juce.AudioParameterBool"
+    assert {s for s in symbols_of(result) if s[0].startswith("operator")} == {
+        ("operator bool", "method", owner),
+        ("operator=", "method", owner),
+        ("operator const char*", "method", owner),  # declared in the class and defined outside
+        ("operator std::function<void (int)>", "method", owner),  # not cut at the inner `(int)`
+    }
+    defined = [s for s in result.symbols if s.name == "operator const char*"]
+    assert sorted(s.start_line for s in defined) == [15, 22]
+    assert (defined[0].name_line, defined[0].name_col) == (15, 4)  # where `operator` is written
+    small = chunked(JUCE_CONVERSIONS, "cpp", max_chars=160)
+    assert chunk_at(small, 10).symbol == f"{owner}.operator bool"
+
+
 def test_c_header_with_juce_api_is_read_as_cpp() -> None:
     result = chunk_source("juce_core/text/juce_String.h", JUCE, "c")
     check_invariants(JUCE, result, DEFAULT_MAX_CHARS)

@@ -58,7 +58,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 15: a definition's name in words has its abbreviations written out (`st_ino` → `st inode`,
 #     `Sprintf` → `string print formatted`; lexical.ABBREVIATIONS).
 # 16: `str` is no longer written out as `string` (`OsStr` and `OsString` read alike).
-CHUNKER_VERSION = 16
+# 17: a C++ conversion operator is named (`operator bool`, `operator const char*`): it was no
+#     symbol, and its chunk was named after its class.
+CHUNKER_VERSION = 17
 
 log = logging.getLogger(__name__)
 

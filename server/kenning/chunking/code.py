@@ -62,6 +62,7 @@ from kenning.chunking.grammars import (
     Grammar,
     Rule,
     compiled,
+    name_text,
     node_text,
     parser_for,
 )
@@ -291,7 +292,7 @@ class CodeChunker:
             first: tuple[str | None, tuple[str, ...], str] | None = None
             name: str | None
             for name_node, qualifier in rule.names(node, src):
-                name = node_text(name_node, src).strip()
+                name = name_text(name_node, src).strip()
                 if not name or (rule.name_pattern and not re.match(rule.name_pattern, name)):
                     continue
                 kind = self._refine(rule.kind, name, qualifier, parent, type_names)

@@ -61,8 +61,32 @@ _BY_NAME = names_in("name")
 
 # C and C++ bury the name inside nested declarators: ``static int *(*f)(void)``.
 _C_NAME_TYPES = frozenset(
-    {"identifier", "field_identifier", "type_identifier", "destructor_name", "operator_name"}
+    {"identifier", "field_identifier", "type_identifier", "destructor_name", "operator_name", "operator_cast"}
 )
+
+
+def name_text(node: ts.Node, src: bytes) -> str:
+    """A definition's name as written. A C++ conversion operator (``operator_cast``) has no name
+    node: its name is the keyword and the target type, up to the parameters (``operator const
+    char*() const`` → ``operator const char*``)."""
+    if node.type != "operator_cast":
+        return node_text(node, src)
+    end = node.end_byte
+    declarator = node.child_by_field_name("declarator")
+    for _ in range(16):  # the parameters sit under any pointer / reference declarators
+        if declarator is None:
+            break
+        parameters = declarator.child_by_field_name("parameters")
+        if parameters is not None:
+            end = parameters.start_byte
+            break
+        inner = declarator.child_by_field_name("declarator")
+        declarator = (
+            inner
+            if inner is not None
+            else next((c for c in declarator.named_children if c.type.endswith("declarator")), None)
+        )
+    return " ".join(src[node.start_byte : end].decode("utf-8", "replace").split())
 
 
 def _c_scope_text(scope: ts.Node, src: bytes) -> str:
@@ -330,6 +354,7 @@ _CPP_DEFINITIONS = (
 (namespace_definition) @namespace
 (alias_declaration) @alias
 (field_declaration_list (declaration declarator: (function_declarator)) @method_declaration)
+(field_declaration_list (declaration declarator: (operator_cast)) @method_declaration)
 """
 )
 
