@@ -610,6 +610,50 @@ def test_cpp_conversion_operators_are_named_by_their_target_type() -> None:
     assert chunk_at(small, 10).symbol == f"{owner}.operator bool"
 
 
+MEMBER_TEMPLATES = src(
+    """
+    namespace juce
+    {
+    class JUCE_API ValueTree
+    {
+    public:
+        template <typename ElementComparator>
+        void sort (ElementComparator& comparator, UndoManager* undoManager, bool retainOrder);
+
+        template <typename Type> static Type* create();
+        template <typename Type> Type& reference();
+        template <typename Type> operator Type() const;
+
+        int getNumChildren() const noexcept;
+    };
+
+    template <typename ElementComparator>
+    void ValueTree::sort (ElementComparator& comparator, UndoManager* undoManager, bool retainOrder)
+    {
+        sortChildren (comparator, undoManager, retainOrder);
+    }
+    } // namespace juce
+    """
+)
+
+
+def test_cpp_member_template_declarations_are_symbols_like_other_member_declarations() -> None:
+    result = chunked(MEMBER_TEMPLATES, "cpp")
+    owner = "juce.ValueTree"
+    assert {s for s in symbols_of(result) if s[2] == owner} == {
+        ("sort", "method", owner),  # declared in the class, and defined below it
+        ("create", "method", owner),
+        ("reference", "method", owner),
+        ("operator Type", "method", owner),
+        ("getNumChildren", "method", owner),
+    }
+    declared = min((s for s in result.symbols if s.name == "sort"), key=lambda s: s.start_line)
+    assert (declared.start_line, declared.end_line, declared.name_line) == (6, 7, 7)  # with its `template`
+    # the class-body window lists them as it lists the plain declarations
+    window = chunk_at(chunked(MEMBER_TEMPLATES, "cpp", max_chars=300), 10)
+    assert "declares" in window.header and "create" in window.header and "get num children" in window.header
+
+
 def test_c_header_with_juce_api_is_read_as_cpp() -> None:
     result = chunk_source("juce_core/text/juce_String.h", JUCE, "c")
     check_invariants(JUCE, result, DEFAULT_MAX_CHARS)

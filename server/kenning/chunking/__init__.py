@@ -60,7 +60,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 16: `str` is no longer written out as `string` (`OsStr` and `OsString` read alike).
 # 17: a C++ conversion operator is named (`operator bool`, `operator const char*`): it was no
 #     symbol, and its chunk was named after its class.
-CHUNKER_VERSION = 17
+# 18: a C++ member template's declaration in its class (`template <typename T> void put (T);`)
+#     is a symbol and listed by its window, as other member declarations were.
+CHUNKER_VERSION = 18
 
 log = logging.getLogger(__name__)
 

@@ -355,6 +355,16 @@ _CPP_DEFINITIONS = (
 (alias_declaration) @alias
 (field_declaration_list (declaration declarator: (function_declarator)) @method_declaration)
 (field_declaration_list (declaration declarator: (operator_cast)) @method_declaration)
+(field_declaration_list
+  (template_declaration (declaration declarator: (function_declarator)) @method_declaration))
+(field_declaration_list
+  (template_declaration
+    (declaration declarator: (pointer_declarator declarator: (function_declarator))) @method_declaration))
+(field_declaration_list
+  (template_declaration
+    (declaration declarator: (reference_declarator (function_declarator))) @method_declaration))
+(field_declaration_list
+  (template_declaration (declaration declarator: (operator_cast)) @method_declaration))
 """
 )
 
