@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from kenning.chunking import DEFAULT_MAX_CHARS, Chunk, ChunkedFile, Symbol, chunk_source
+from kenning.lsp.symbols import SYMBOL_KINDS
 
 
 def src(text: str) -> str:
@@ -52,28 +53,8 @@ def check_invariants(text: str, result: ChunkedFile, max_chars: int) -> None:
         assert 1 <= symbol.start_line <= symbol.end_line <= len(lines), symbol
         assert symbol.start_line <= symbol.name_line <= symbol.end_line, symbol
         assert lines[symbol.name_line - 1][symbol.name_col :].startswith(symbol.name), symbol
-        assert symbol.kind in SYMBOL_KINDS, symbol
+        assert symbol.kind in SYMBOL_KINDS, symbol  # every kind has its LSP SymbolKind
         assert symbol.name.strip() == symbol.name and "\n" not in symbol.name, symbol
-
-
-SYMBOL_KINDS = {
-    "class",
-    "interface",
-    "struct",
-    "enum",
-    "trait",
-    "type",
-    "function",
-    "method",
-    "constructor",
-    "module",
-    "namespace",
-    "constant",
-    "variable",
-    "field",
-    "property",
-    "macro",
-}
 
 
 def chunked(text: str, language: str, max_chars: int = DEFAULT_MAX_CHARS) -> ChunkedFile:

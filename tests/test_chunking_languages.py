@@ -132,6 +132,8 @@ def test_typescript(language: str) -> None:
         ("x", "property", "Point"),
         ("y", "property", "Point"),
         ("Color", "enum", None),
+        ("Red", "enum_member", "Color"),
+        ("Green", "enum_member", "Color"),
         ("Geometry", "namespace", None),
         ("distance", "function", "Geometry"),
         ("Base", "class", None),
@@ -334,6 +336,8 @@ def test_java() -> None:
         ("Listener", "interface", "UserRepository"),
         ("changed", "method", "UserRepository.Listener"),
         ("State", "enum", "UserRepository"),
+        ("OPEN", "enum_member", "UserRepository.State"),
+        ("CLOSED", "enum_member", "UserRepository.State"),
     }
     assert spans(result)[0] == (1, 1, "imports", None)
     small = chunked(JAVA, "java", max_chars=120)
@@ -388,6 +392,8 @@ def test_c() -> None:
         ("w", "field", None),  # fields of an anonymous struct have no container
         ("h", "field", None),
         ("color", "enum", None),
+        ("RED", "enum_member", "color"),
+        ("GREEN", "enum_member", "color"),
         ("callback", "type", None),
         ("lookup", "function", None),
     }
@@ -652,6 +658,32 @@ def test_cpp_member_template_declarations_are_symbols_like_other_member_declarat
     # the class-body window lists them as it lists the plain declarations
     window = chunk_at(chunked(MEMBER_TEMPLATES, "cpp", max_chars=300), 10)
     assert "declares" in window.header and "create" in window.header and "get num children" in window.header
+
+
+def test_enum_members_are_symbols_of_their_enum_and_never_chunks() -> None:
+    java = chunked(
+        src(
+            """
+            enum Planet {
+                MERCURY(3.303e+23),
+                EARTH(5.976e+24) {
+                    double mass() { return 1.0; }
+                };
+                private final double mass;
+                Planet(double mass) { this.mass = mass; }
+            }
+            """
+        ),
+        "java",
+    )
+    members = {s for s in symbols_of(java) if s[1] == "enum_member"}
+    assert members == {("MERCURY", "enum_member", "Planet"), ("EARTH", "enum_member", "Planet")}
+    cpp = chunked(src("namespace audio { enum class Mode : int { Fast, Slow = 4 }; }\n"), "cpp")
+    assert {s for s in symbols_of(cpp) if s[1] == "enum_member"} == {
+        ("Fast", "enum_member", "audio.Mode"),
+        ("Slow", "enum_member", "audio.Mode"),
+    }
+    assert all(c.kind != "enum_member" for c in [*java.chunks, *cpp.chunks])
 
 
 def test_c_header_with_juce_api_is_read_as_cpp() -> None:

@@ -34,6 +34,38 @@ async def test_workspace_symbol_fuzzy_and_nested(client: LanguageClient, workspa
     assert 0 < len(sample) <= 200
 
 
+async def test_workspace_symbol_finds_enum_members(client: LanguageClient, tmp_path: Path) -> None:
+    """A Rust variant, a TypeScript enum member and a C enumerator, as other servers list them."""
+    (tmp_path / "error.rs").write_text(
+        "pub enum ErrorKind {\n    NotFound,\n    PermissionDenied,\n    Other(String),\n}\n"
+    )
+    (tmp_path / "mode.ts").write_text("export enum TransferMode {\n  Resumable = 1,\n  Streaming,\n}\n")
+    (tmp_path / "level.h").write_text("enum log_level {\n    LOG_QUIET,\n    LOG_VERBOSE = 2,\n};\n")
+    await start_session(client, [tmp_path])
+    await wait_ready(client, tmp_path)
+
+    async def first(query: str) -> T.WorkspaceSymbol:
+        found = await asyncio.wait_for(
+            client.workspace_symbol_async(T.WorkspaceSymbolParams(query=query)), REQUEST_TIMEOUT
+        )
+        assert found, query
+        return found[0]
+
+    for query, container, path, line in (
+        ("PermissionDenied", "ErrorKind", "error.rs", 2),
+        ("Streaming", "TransferMode", "mode.ts", 2),
+        ("LOG_VERBOSE", "log_level", "level.h", 2),
+    ):
+        symbol = await first(query)
+        assert (symbol.name, symbol.kind, symbol.container_name) == (
+            query,
+            T.SymbolKind.EnumMember,
+            container,
+        )
+        assert symbol.location.uri.endswith(path)
+        assert symbol.location.range.start.line == line
+
+
 def test_workspace_symbol_with_malformed_params_still_answers(workspace: Path) -> None:
     """pygls sends no reply when a typed request fails to parse; kenning's server must."""
     server = RawServer()

@@ -59,6 +59,11 @@ def names_in_children(field_name: str, inner: str) -> NameFn:
 _BY_NAME = names_in("name")
 
 
+def _itself(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The node is its own name: a bare TypeScript enum member (``enum E { A, B }``)."""
+    return [(node, ())]
+
+
 # C and C++ bury the name inside nested declarators: ``static int *(*f)(void)``.
 _C_NAME_TYPES = frozenset(
     {"identifier", "field_identifier", "type_identifier", "destructor_name", "operator_name", "operator_cast"}
@@ -86,7 +91,8 @@ def name_text(node: ts.Node, src: bytes) -> str:
             if inner is not None
             else next((c for c in declarator.named_children if c.type.endswith("declarator")), None)
         )
-    return " ".join(src[node.start_byte : end].decode("utf-8", "replace").split())
+    written = src[node.start_byte : end].decode("utf-8", "replace").rstrip()
+    return " ".join(written.split()) if "\n" in written else written  # one line: as written
 
 
 def _c_scope_text(scope: ts.Node, src: bytes) -> str:
@@ -239,6 +245,9 @@ class Grammar:
 
 
 _FUNC = Rule("function", chunk=True, scope=True)
+# An enum's members (Rust variants, TypeScript members, Java constants, C enumerators) are
+# symbols, as the language servers list them (SymbolKind.EnumMember); never chunks.
+_ENUM_MEMBER = Rule("enum_member")
 _CLASS = Rule("class", chunk=True, container=True, scope=True)
 _UPPER = r"[A-Z][A-Z0-9_]*\Z"
 
@@ -276,6 +285,8 @@ _TS_DEFINITIONS = (
 (abstract_method_signature) @method_signature
 (property_signature) @property
 (public_field_definition) @field
+(enum_body (property_identifier) @enum_member_bare)
+(enum_body (enum_assignment) @enum_member)
 """
 )
 
@@ -316,6 +327,8 @@ _TS_RULES: dict[str, Rule] = {
     "method_signature": Rule("method", declaration=True),
     "property": Rule("property"),
     "field": Rule("field", names=names_in("name")),
+    "enum_member_bare": Rule("enum_member", names=_itself),
+    "enum_member": _ENUM_MEMBER,
 }
 
 _JS_BLOCKS = ("program", "statement_block", "class_body", "switch_body", "switch_case", "switch_default")
@@ -329,6 +342,7 @@ _C_DEFINITIONS = """
 (preproc_def value: (_)) @macro
 (preproc_function_def) @macro
 (field_declaration_list (field_declaration) @field)
+(enumerator_list (enumerator) @enum_member)
 """
 
 _C_RULES: dict[str, Rule] = {
@@ -338,6 +352,7 @@ _C_RULES: dict[str, Rule] = {
     "typedef": Rule("type", names=c_declarator_names, chunk=True),
     "macro": Rule("macro"),
     "field": Rule("field", names=c_declarator_names),
+    "enum_member": _ENUM_MEMBER,
 }
 
 _CPP_DEFINITIONS = (
@@ -480,6 +495,7 @@ GRAMMARS: dict[str, Grammar] = {
             (static_item) @variable
             (macro_definition) @macro
             (field_declaration_list (field_declaration) @field)
+            (enum_variant_list (enum_variant) @enum_member)
         """,
         rules={
             "function": _FUNC,
@@ -501,6 +517,7 @@ GRAMMARS: dict[str, Grammar] = {
             "variable": Rule("variable"),
             "macro": Rule("macro", chunk=True),
             "field": Rule("field"),
+            "enum_member": _ENUM_MEMBER,
         },
         blocks=(
             "source_file",
@@ -529,6 +546,7 @@ GRAMMARS: dict[str, Grammar] = {
             (annotation_type_element_declaration) @method_signature
             (field_declaration) @field
             (constant_declaration) @constant
+            (enum_body (enum_constant) @enum_member)
         """,
         rules={
             "class": _CLASS,
@@ -539,6 +557,7 @@ GRAMMARS: dict[str, Grammar] = {
             "method_signature": Rule("method"),
             "field": Rule("field", names=names_in_children("declarator", "name")),
             "constant": Rule("constant", names=names_in_children("declarator", "name")),
+            "enum_member": _ENUM_MEMBER,
         },
         blocks=(
             "program",

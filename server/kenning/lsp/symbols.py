@@ -39,6 +39,7 @@ SYMBOL_KINDS: dict[str, T.SymbolKind] = {
     "variable": T.SymbolKind.Variable,
     "field": T.SymbolKind.Field,
     "property": T.SymbolKind.Property,
+    "enum_member": T.SymbolKind.EnumMember,
     "macro": T.SymbolKind.Function,
 }
 
