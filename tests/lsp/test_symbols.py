@@ -13,24 +13,27 @@ from pytest_lsp import LanguageClient
 from .conftest import REQUEST_TIMEOUT, start_session, wait_ready
 
 
+async def workspace_symbols(client: LanguageClient, query: str) -> list[T.WorkspaceSymbol]:
+    found = await asyncio.wait_for(
+        client.workspace_symbol_async(T.WorkspaceSymbolParams(query=query)), REQUEST_TIMEOUT
+    )
+    assert found is not None, query
+    return list(found)
+
+
 async def test_workspace_symbol_fuzzy_and_nested(client: LanguageClient, workspace: Path) -> None:
     await start_session(client, [workspace])
     await wait_ready(client, workspace)
 
-    async def names(query: str) -> list[T.WorkspaceSymbol]:
-        return await asyncio.wait_for(
-            client.workspace_symbol_async(T.WorkspaceSymbolParams(query=query)), REQUEST_TIMEOUT
-        )
-
-    assert (await names("urp"))[0].name == "UploadRetryPolicy"
-    assert (await names("retry pol"))[0].name == "UploadRetryPolicy"
-    method = next(s for s in await names("should_retry") if s.name == "should_retry")
+    assert (await workspace_symbols(client, "urp"))[0].name == "UploadRetryPolicy"
+    assert (await workspace_symbols(client, "retry pol"))[0].name == "UploadRetryPolicy"
+    method = next(s for s in await workspace_symbols(client, "should_retry") if s.name == "should_retry")
     assert method.container_name == "UploadRetryPolicy"
     assert method.kind == T.SymbolKind.Method
     assert method.location.uri.endswith("uploads.py")
     lines = (workspace / "uploads.py").read_text().split("\n")
     assert "def should_retry" in lines[method.location.range.start.line]
-    sample = await names("")
+    sample = await workspace_symbols(client, "")
     assert 0 < len(sample) <= 200
 
 
@@ -45,9 +48,7 @@ async def test_workspace_symbol_finds_enum_members(client: LanguageClient, tmp_p
     await wait_ready(client, tmp_path)
 
     async def first(query: str) -> T.WorkspaceSymbol:
-        found = await asyncio.wait_for(
-            client.workspace_symbol_async(T.WorkspaceSymbolParams(query=query)), REQUEST_TIMEOUT
-        )
+        found = await workspace_symbols(client, query)
         assert found, query
         return found[0]
 

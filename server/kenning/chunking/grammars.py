@@ -368,18 +368,16 @@ _CPP_DEFINITIONS = (
 (class_specifier body: (_)) @class
 (namespace_definition) @namespace
 (alias_declaration) @alias
-(field_declaration_list (declaration declarator: (function_declarator)) @method_declaration)
-(field_declaration_list (declaration declarator: (operator_cast)) @method_declaration)
-(field_declaration_list
-  (template_declaration (declaration declarator: (function_declarator)) @method_declaration))
+(field_declaration_list (declaration declarator: [(function_declarator) (operator_cast)]) @method_declaration)
 (field_declaration_list
   (template_declaration
-    (declaration declarator: (pointer_declarator declarator: (function_declarator))) @method_declaration))
-(field_declaration_list
-  (template_declaration
-    (declaration declarator: (reference_declarator (function_declarator))) @method_declaration))
-(field_declaration_list
-  (template_declaration (declaration declarator: (operator_cast)) @method_declaration))
+    (declaration
+      declarator: [
+        (function_declarator)
+        (pointer_declarator declarator: (function_declarator))
+        (reference_declarator (function_declarator))
+        (operator_cast)
+      ]) @method_declaration))
 """
 )
 
