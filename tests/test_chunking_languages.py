@@ -683,7 +683,15 @@ def test_enum_members_are_symbols_of_their_enum_and_never_chunks() -> None:
         ("Fast", "enum_member", "audio.Mode"),
         ("Slow", "enum_member", "audio.Mode"),
     }
-    assert all(c.kind != "enum_member" for c in [*java.chunks, *cpp.chunks])
+    # a Rust struct variant's fields belong to the variant, as rust-analyzer lists them
+    rust = chunked(src("pub enum Event {\n    Key { code: u32 },\n    Quit,\n}\n"), "rust")
+    assert symbols_of(rust) == {
+        ("Event", "enum", None),
+        ("Key", "enum_member", "Event"),
+        ("code", "field", "Event.Key"),
+        ("Quit", "enum_member", "Event"),
+    }
+    assert all(c.kind != "enum_member" for c in [*java.chunks, *cpp.chunks, *rust.chunks])
 
 
 def test_c_header_with_juce_api_is_read_as_cpp() -> None:

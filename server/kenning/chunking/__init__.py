@@ -64,7 +64,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     is a symbol and listed by its window, as other member declarations were.
 # 19: an enum's members are symbols (Rust variants, TypeScript members, Java constants, C and
 #     C++ enumerators); chunks unchanged (the bench's 697 files give the same chunks).
-CHUNKER_VERSION = 19
+# 20: a Rust struct variant's fields have the variant as container (`Event.Key`), not the enum.
+CHUNKER_VERSION = 20
 
 log = logging.getLogger(__name__)
 

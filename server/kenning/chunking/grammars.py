@@ -515,7 +515,9 @@ GRAMMARS: dict[str, Grammar] = {
             "variable": Rule("variable"),
             "macro": Rule("macro", chunk=True),
             "field": Rule("field"),
-            "enum_member": _ENUM_MEMBER,
+            # A struct variant's fields belong to the variant (Event.Key.code), as rust-analyzer
+            # lists them; no variant is a chunk, so chunk headers are unchanged.
+            "enum_member": Rule("enum_member", scope=True),
         },
         blocks=(
             "source_file",
