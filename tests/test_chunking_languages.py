@@ -216,6 +216,35 @@ def test_go() -> None:
     ]
 
 
+def test_go_package_variables_are_symbols_grouped_or_not() -> None:
+    # os/error.go declares its errors in a `var ( … )` group: each is a symbol, as gopls lists them
+    result = chunked(
+        src(
+            """
+            package os
+
+            var ErrProcessDone = errors.New("os: process already finished")
+
+            var (
+                ErrInvalid = fs.ErrInvalid // "invalid argument"
+                stdin, stdout = 0, 1
+            )
+
+            func f() {
+                var local = 1
+            }
+            """
+        ),
+        "go",
+    )
+    assert {s for s in symbols_of(result) if s[1] == "variable"} == {
+        ("ErrProcessDone", "variable", None),
+        ("ErrInvalid", "variable", None),
+        ("stdin", "variable", None),
+        ("stdout", "variable", None),
+    }
+
+
 # ---- Rust ---------------------------------------------------------------------------------
 
 RUST = src(

@@ -65,7 +65,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 19: an enum's members are symbols (Rust variants, TypeScript members, Java constants, C and
 #     C++ enumerators); chunks unchanged (the bench's 697 files give the same chunks).
 # 20: a Rust struct variant's fields have the variant as container (`Event.Key`), not the enum.
-CHUNKER_VERSION = 20
+# 21: Go package variables declared in a `var ( … )` group are symbols, as single ones were.
+CHUNKER_VERSION = 21
 
 log = logging.getLogger(__name__)
 

@@ -450,6 +450,7 @@ GRAMMARS: dict[str, Grammar] = {
             (method_elem) @method_elem
             (source_file (const_declaration (const_spec) @constant))
             (source_file (var_declaration (var_spec) @variable))
+            (source_file (var_declaration (var_spec_list (var_spec) @variable)))
         """,
         rules={
             "function": _FUNC,
