@@ -723,6 +723,29 @@ def test_enum_members_are_symbols_of_their_enum_and_never_chunks() -> None:
     assert all(c.kind != "enum_member" for c in [*java.chunks, *cpp.chunks, *rust.chunks])
 
 
+def test_java_record_components_are_fields_of_their_record() -> None:
+    result = chunked(
+        src(
+            """
+            public record Range(int lo, int hi) {
+                public Range {
+                    if (lo > hi) throw new IllegalArgumentException();
+                }
+                int length() { return hi - lo; }
+            }
+            """
+        ),
+        "java",
+    )
+    assert symbols_of(result) == {
+        ("Range", "class", None),
+        ("lo", "field", "Range"),
+        ("hi", "field", "Range"),
+        ("Range", "constructor", "Range"),
+        ("length", "method", "Range"),
+    }
+
+
 def test_c_header_with_juce_api_is_read_as_cpp() -> None:
     result = chunk_source("juce_core/text/juce_String.h", JUCE, "c")
     check_invariants(JUCE, result, DEFAULT_MAX_CHARS)

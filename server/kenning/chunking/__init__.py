@@ -66,7 +66,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     C++ enumerators); chunks unchanged (the bench's 697 files give the same chunks).
 # 20: a Rust struct variant's fields have the variant as container (`Event.Key`), not the enum.
 # 21: Go package variables declared in a `var ( … )` group are symbols, as single ones were.
-CHUNKER_VERSION = 21
+# 22: a Java record's components are fields of the record (`record Range(int lo, int hi)`).
+CHUNKER_VERSION = 22
 
 log = logging.getLogger(__name__)
 

@@ -548,6 +548,7 @@ GRAMMARS: dict[str, Grammar] = {
             (field_declaration) @field
             (constant_declaration) @constant
             (enum_body (enum_constant) @enum_member)
+            (record_declaration parameters: (formal_parameters (formal_parameter) @record_component))
         """,
         rules={
             "class": _CLASS,
@@ -559,6 +560,7 @@ GRAMMARS: dict[str, Grammar] = {
             "field": Rule("field", names=names_in_children("declarator", "name")),
             "constant": Rule("constant", names=names_in_children("declarator", "name")),
             "enum_member": _ENUM_MEMBER,
+            "record_component": Rule("field"),  # record Point(int x, int y): jdtls lists x, y
         },
         blocks=(
             "program",
