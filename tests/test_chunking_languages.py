@@ -746,6 +746,47 @@ def test_java_record_components_are_fields_of_their_record() -> None:
     }
 
 
+def test_c_file_scope_variables_are_symbols_and_prototypes_are_not() -> None:
+    c = chunked(
+        src(
+            """
+            static const char *names[] = {"a", "b"};
+            int count = 0, *last;
+            extern int errno_value;
+            int add (int a, int b);
+            char *dup (const char *s);
+            struct point { int x; };
+            int main (void) { int local = 1; return local; }
+            """
+        ),
+        "c",
+    )
+    assert {s for s in symbols_of(c) if s[1] == "variable"} == {
+        ("names", "variable", None),
+        ("count", "variable", None),
+        ("last", "variable", None),
+        ("errno_value", "variable", None),
+    }
+    # in C++ also in a namespace, and a static member defined outside its class
+    cpp = chunked(
+        src(
+            """
+            namespace io {
+                static const char* const separator = "/";
+                const int Key::spaceKey = ' ';
+                void flush();
+                class Stream;
+            }
+            """
+        ),
+        "cpp",
+    )
+    assert {s for s in symbols_of(cpp) if s[1] == "variable"} == {
+        ("separator", "variable", "io"),
+        ("spaceKey", "variable", "io.Key"),
+    }
+
+
 def test_c_header_with_juce_api_is_read_as_cpp() -> None:
     result = chunk_source("juce_core/text/juce_String.h", JUCE, "c")
     check_invariants(JUCE, result, DEFAULT_MAX_CHARS)

@@ -67,7 +67,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 20: a Rust struct variant's fields have the variant as container (`Event.Key`), not the enum.
 # 21: Go package variables declared in a `var ( … )` group are symbols, as single ones were.
 # 22: a Java record's components are fields of the record (`record Range(int lo, int hi)`).
-CHUNKER_VERSION = 22
+# 23: C and C++ variables at file scope (and in a C++ namespace) are symbols; chunks unchanged.
+CHUNKER_VERSION = 23
 
 log = logging.getLogger(__name__)
 

@@ -148,6 +148,26 @@ def c_declarator_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     return found
 
 
+def c_variable_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The variables a file-scope declaration declares (``int count = 0, *last;``); a prototype
+    (``int add (int, int);``, ``char *dup (const char*);``) declares none."""
+    found: list[Name] = []
+    for child in node.children_by_field_name("declarator"):
+        part: ts.Node | None = child
+        while part is not None and part.type not in _C_NAME_TYPES:
+            if part.type == "function_declarator":
+                break
+            if part.type in ("parenthesized_declarator", "reference_declarator"):
+                part = part.named_children[-1] if part.named_child_count else None
+            else:
+                part = part.child_by_field_name("declarator")
+        else:
+            name = c_declarator_name(child, src)
+            if name is not None:
+                found.append(name)
+    return found
+
+
 def python_assigned_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     """``A = B = 1`` assigns both names (the right side of the first is the second)."""
     found: list[Name] = []
@@ -343,6 +363,7 @@ _C_DEFINITIONS = """
 (preproc_function_def) @macro
 (field_declaration_list (field_declaration) @field)
 (enumerator_list (enumerator) @enum_member)
+(translation_unit (declaration) @variable)
 """
 
 _C_RULES: dict[str, Rule] = {
@@ -353,6 +374,7 @@ _C_RULES: dict[str, Rule] = {
     "macro": Rule("macro"),
     "field": Rule("field", names=c_declarator_names),
     "enum_member": _ENUM_MEMBER,
+    "variable": Rule("variable", names=c_variable_names),  # file-scope, as clangd lists them
 }
 
 _CPP_DEFINITIONS = (
@@ -367,6 +389,7 @@ _CPP_DEFINITIONS = (
   @method_declaration)
 (class_specifier body: (_)) @class
 (namespace_definition) @namespace
+(namespace_definition body: (declaration_list (declaration) @variable))
 (alias_declaration) @alias
 (field_declaration_list (declaration declarator: [(function_declarator) (operator_cast)]) @method_declaration)
 (field_declaration_list
