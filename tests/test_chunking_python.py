@@ -63,6 +63,7 @@ def test_python_symbols() -> None:
         ("MAX_SIZE", "constant", None),
         ("MIN_SIZE", "constant", None),
         ("HTTPConnection", "class", None),
+        ("default_port", "field", "HTTPConnection"),
         ("request", "method", "HTTPConnection"),
         ("encode", "function", "HTTPConnection.request"),
         ("Inner", "class", "HTTPConnection"),
@@ -74,6 +75,42 @@ def test_python_symbols() -> None:
     assert (request.start_line, request.end_line) == (14, 18)
     assert (request.name_line, request.name_col) == (15, 8)
     assert symbol(result, "HTTPConnection").start_line == 8
+
+
+def test_python_class_attributes_are_fields_and_enum_members_are_members() -> None:
+    result = chunked(
+        src(
+            """
+            @dataclass
+            class Options:
+                verbose: bool = False
+                name: str
+                def run(self):
+                    self.count = 0
+
+            class Color(str, enum.Enum):
+                RED = "red"
+                GREEN = BLUE = "green"
+
+            class Mode(IntFlag):
+                READ = 1
+            """
+        ),
+        "python",
+    )
+    assert symbols_of(result) == {
+        ("Options", "class", None),
+        ("verbose", "field", "Options"),
+        ("name", "field", "Options"),
+        ("run", "method", "Options"),
+        ("Color", "class", None),
+        ("RED", "enum_member", "Color"),
+        ("GREEN", "enum_member", "Color"),
+        ("BLUE", "enum_member", "Color"),
+        ("Mode", "class", None),
+        ("READ", "enum_member", "Mode"),
+    }
+    assert all(c.kind not in ("field", "enum_member") for c in result.chunks)
 
 
 def test_python_chunks_at_definitions() -> None:

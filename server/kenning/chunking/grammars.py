@@ -435,11 +435,20 @@ GRAMMARS: dict[str, Grammar] = {
             (class_definition) @class
             (function_definition) @function
             (module (expression_statement (assignment left: (identifier)) @constant))
+            (class_definition
+              superclasses: (argument_list [(identifier) (attribute)] @_base)
+              body: (block (expression_statement (assignment left: (identifier)) @enum_member))
+              (#match? @_base "(Enum|Flag)$"))
+            (class_definition body: (block (expression_statement (assignment left: (identifier)) @field)))
         """,
         rules={
             "class": _CLASS,
             "function": _FUNC,
             "constant": Rule("constant", names=python_assigned_names, name_pattern=_UPPER),
+            # A class's attributes (dataclass fields, class constants) and an Enum's members, as
+            # pyright lists them; the Enum pattern comes first, as it must win.
+            "enum_member": Rule("enum_member", names=python_assigned_names),
+            "field": Rule("field", names=python_assigned_names),
         },
         blocks=("module", "block"),
         wrappers=frozenset({"decorated_definition"}),
