@@ -245,6 +245,31 @@ def test_go_package_variables_are_symbols_grouped_or_not() -> None:
     }
 
 
+def test_go_embedded_fields_are_named_by_their_type() -> None:
+    result = chunked(
+        src(
+            """
+            package os
+
+            type File struct {
+                *file
+                sync.Mutex
+                list.List[int]
+                name, path string
+            }
+            """
+        ),
+        "go",
+    )
+    assert {s for s in symbols_of(result) if s[1] == "field"} == {
+        ("file", "field", "File"),
+        ("Mutex", "field", "File"),
+        ("List", "field", "File"),
+        ("name", "field", "File"),
+        ("path", "field", "File"),
+    }
+
+
 # ---- Rust ---------------------------------------------------------------------------------
 
 RUST = src(

@@ -70,7 +70,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 23: C and C++ variables at file scope (and in a C++ namespace) are symbols; chunks unchanged.
 # 24: a Python class's attributes are fields (dataclass fields, class constants) and an Enum's
 #     are its members; chunks unchanged (2,999 standard-library files give the same chunks).
-CHUNKER_VERSION = 24
+# 25: a Go struct's embedded fields are named by their type (`*os.File` → File), as gopls lists them.
+CHUNKER_VERSION = 25
 
 log = logging.getLogger(__name__)
 

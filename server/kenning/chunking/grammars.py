@@ -215,6 +215,18 @@ def go_method_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     return [(name, (receiver_type,) if receiver_type else ())]
 
 
+def go_field_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """A struct field's names; an embedded field (``*os.File``, ``sync.Mutex``, ``List[T]``) is
+    named by its type, as Go itself names it (``f.File``) and gopls lists it."""
+    names = node.children_by_field_name("name")
+    if names:
+        return [(name, ()) for name in names]
+    embedded = node.child_by_field_name("type")
+    while embedded is not None and embedded.type in ("qualified_type", "generic_type"):
+        embedded = embedded.child_by_field_name("name" if embedded.type == "qualified_type" else "type")
+    return [(embedded, ())] if embedded is not None and embedded.type == "type_identifier" else []
+
+
 def rust_impl_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     """An ``impl`` has no name of its own; its members live in the implemented type."""
     target = node.child_by_field_name("type")
@@ -490,7 +502,7 @@ GRAMMARS: dict[str, Grammar] = {
             "struct": Rule("struct", chunk=True, scope=True),
             "interface": Rule("interface", chunk=True, container=True, scope=True),
             "type": Rule("type", chunk=True, scope=True),
-            "field": Rule("field"),
+            "field": Rule("field", names=go_field_names),
             "method_elem": Rule("method", declaration=True),
             "constant": Rule("constant"),
             "variable": Rule("variable"),
