@@ -121,6 +121,36 @@ TYPESCRIPT = src(
 )
 
 
+@pytest.mark.parametrize("language", ["typescript", "javascript"])
+def test_a_module_constant_object_names_its_methods(language: str) -> None:
+    # RxJS's providers: `export const animationFrameProvider = { schedule(callback) {…}, … }`
+    result = chunked(
+        src(
+            """
+            export const timerProvider = {
+                schedule(callback) {
+                    const id = setTimeout(callback);
+                    return () => clearTimeout(id);
+                },
+                cancel: function (id) {
+                    clearTimeout(id);
+                },
+            };
+            let state = { reset() { return 0; } };
+            """
+        ),
+        language,
+    )
+    assert symbols_of(result) == {
+        ("timerProvider", "constant", None),
+        ("schedule", "method", "timerProvider"),
+        ("cancel", "method", "timerProvider"),
+        ("reset", "method", None),  # a `let` may be reassigned: no container of its methods
+    }
+    schedule = chunk_at(result, 2)
+    assert (schedule.symbol, schedule.header) == ("timerProvider.schedule", "timer provider schedule")
+
+
 @pytest.mark.parametrize("language", ["typescript", "tsx"])
 def test_typescript(language: str) -> None:
     result = chunked(TYPESCRIPT, language)

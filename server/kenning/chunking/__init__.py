@@ -71,7 +71,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 24: a Python class's attributes are fields (dataclass fields, class constants) and an Enum's
 #     are its members; chunks unchanged (2,999 standard-library files give the same chunks).
 # 25: a Go struct's embedded fields are named by their type (`*os.File` → File), as gopls lists them.
-CHUNKER_VERSION = 25
+# 26: a method of a module's `const` object literal is named with it (`timerProvider.schedule`).
+CHUNKER_VERSION = 26
 
 log = logging.getLogger(__name__)
 

@@ -297,6 +297,9 @@ _JS_SHARED_DEFINITIONS = """
 (pair
   key: (property_identifier)
   value: [(arrow_function) (function_expression) (generator_function)]) @pair_function
+(program (lexical_declaration kind: "const" (variable_declarator name: (identifier) value: (object)) @object))
+(program (export_statement
+  (lexical_declaration kind: "const" (variable_declarator name: (identifier) value: (object)) @object)))
 (program (lexical_declaration (variable_declarator name: (identifier)) @constant))
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @constant)))
 """
@@ -346,6 +349,10 @@ _JS_RULES: dict[str, Rule] = {
     # `{ handler: function () {…} }` in an object literal (option objects, module exports).
     "pair_function": Rule("method", names=names_in("key"), chunk=True, scope=True),
     "field": Rule("field", names=names_in("property")),
+    # A module's constant object literal (`export const api = { get() {…} }`) names its methods,
+    # as tsserver lists them (api.get); a symbol whatever its case. Before "constant", which
+    # would take the node otherwise.
+    "object": Rule("constant", scope=True),
     "constant": Rule("constant", name_pattern=_UPPER),
 }
 
