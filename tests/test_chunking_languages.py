@@ -151,6 +151,42 @@ def test_a_module_constant_object_names_its_methods(language: str) -> None:
     assert (schedule.symbol, schedule.header) == ("timerProvider.schedule", "timer provider schedule")
 
 
+@pytest.mark.parametrize("language", ["typescript", "javascript"])
+def test_a_class_field_holding_a_function_is_a_method(language: str) -> None:
+    # TanStack Form's FieldApi binds its methods as fields: `setValue = (updater, options) => {…}`
+    result = chunked(
+        src(
+            """
+            class FieldApi {
+                value = 0
+                setValue = (updater, options) => {
+                    this.value = updater(this.value)
+                    this.validate("change", options)
+                }
+                static create = function (options) {
+                    return new FieldApi(options)
+                }
+                validate(cause, options) {
+                    return cause
+                }
+            }
+            """
+        ),
+        language,
+        max_chars=150,
+    )
+    assert symbols_of(result) == {
+        ("FieldApi", "class", None),
+        ("value", "field", "FieldApi"),
+        ("setValue", "method", "FieldApi"),
+        ("create", "method", "FieldApi"),
+        ("validate", "method", "FieldApi"),
+    }
+    set_value = chunk_at(result, 3)
+    assert (set_value.start_line, set_value.kind, set_value.symbol) == (3, "method", "FieldApi.setValue")
+    assert set_value.header.startswith("field api set value")
+
+
 @pytest.mark.parametrize("language", ["typescript", "tsx"])
 def test_typescript(language: str) -> None:
     result = chunked(TYPESCRIPT, language)

@@ -72,7 +72,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     are its members; chunks unchanged (2,999 standard-library files give the same chunks).
 # 25: a Go struct's embedded fields are named by their type (`*os.File` → File), as gopls lists them.
 # 26: a method of a module's `const` object literal is named with it (`timerProvider.schedule`).
-CHUNKER_VERSION = 26
+# 27: a TypeScript or JavaScript class field holding a function (`setValue = (…) => {…}`) is a
+#     method: a chunk of its own named with its class, not a piece of an unnamed class window.
+CHUNKER_VERSION = 27
 
 log = logging.getLogger(__name__)
 

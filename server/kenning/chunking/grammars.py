@@ -304,7 +304,13 @@ _JS_SHARED_DEFINITIONS = """
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @constant)))
 """
 
-_JS_DEFINITIONS = _JS_SHARED_DEFINITIONS + "(field_definition) @field\n"
+_JS_DEFINITIONS = (
+    _JS_SHARED_DEFINITIONS
+    + """
+(field_definition value: [(arrow_function) (function_expression)]) @field_function
+(field_definition) @field
+"""
+)
 
 _TS_DEFINITIONS = (
     _JS_SHARED_DEFINITIONS
@@ -319,6 +325,7 @@ _TS_DEFINITIONS = (
 (method_signature) @method_signature
 (abstract_method_signature) @method_signature
 (property_signature) @property
+(public_field_definition value: [(arrow_function) (function_expression)]) @field_function
 (public_field_definition) @field
 (enum_body (property_identifier) @enum_member_bare)
 (enum_body (enum_assignment) @enum_member)
@@ -348,6 +355,9 @@ _JS_RULES: dict[str, Rule] = {
     ),
     # `{ handler: function () {…} }` in an object literal (option objects, module exports).
     "pair_function": Rule("method", names=names_in("key"), chunk=True, scope=True),
+    # A class field holding a function (`setValue = (updater) => {…}`, TanStack's and React's
+    # bound handlers) is a method to its reader: a chunk named with its class. Before "field".
+    "field_function": Rule("method", names=names_in("property"), chunk=True, scope=True, sig_from_span=True),
     "field": Rule("field", names=names_in("property")),
     # A module's constant object literal (`export const api = { get() {…} }`) names its methods,
     # as tsserver lists them (api.get); a symbol whatever its case. Before "constant", which
@@ -365,6 +375,7 @@ _TS_RULES: dict[str, Rule] = {
     "function_signature": Rule("function"),
     "method_signature": Rule("method", declaration=True),
     "property": Rule("property"),
+    "field_function": Rule("method", names=names_in("name"), chunk=True, scope=True, sig_from_span=True),
     "field": Rule("field", names=names_in("name")),
     "enum_member_bare": Rule("enum_member", names=_itself),
     "enum_member": _ENUM_MEMBER,
