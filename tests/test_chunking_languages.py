@@ -187,6 +187,40 @@ def test_a_class_field_holding_a_function_is_a_method(language: str) -> None:
     assert set_value.header.startswith("field api set value")
 
 
+@pytest.mark.parametrize("language", ["typescript", "javascript"])
+def test_a_function_assigned_to_a_property_is_its_owners(language: str) -> None:
+    result = chunked(
+        src(
+            """
+            function Emitter() {
+                this.events = {};
+            }
+            Emitter.prototype.on = function (name, fn) {
+                return this;
+            };
+            Emitter.create = function () {
+                return new Emitter();
+            };
+            editHandlers.keydown = (view, event) => {
+                return view;
+            };
+            exports.helper = function () {
+                return 1;
+            };
+            """
+        ),
+        language,
+    )
+    assert symbols_of(result) == {
+        ("Emitter", "function", None),
+        ("on", "method", "Emitter"),  # as tsserver reads a prototype's method
+        ("create", "method", "Emitter"),
+        ("keydown", "function", "editHandlers"),  # ProseMirror's table of handlers
+        ("helper", "function", None),  # `exports` is nobody a reader would name
+    }
+    assert chunk_at(result, 5).symbol == "Emitter.on"
+
+
 @pytest.mark.parametrize("language", ["typescript", "tsx"])
 def test_typescript(language: str) -> None:
     result = chunked(TYPESCRIPT, language)

@@ -74,7 +74,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 26: a method of a module's `const` object literal is named with it (`timerProvider.schedule`).
 # 27: a TypeScript or JavaScript class field holding a function (`setValue = (…) => {…}`) is a
 #     method: a chunk of its own named with its class, not a piece of an unnamed class window.
-CHUNKER_VERSION = 27
+# 28: a function assigned to a property is its owner's (`Emitter.prototype.on = function` →
+#     Emitter.on, `editHandlers.keydown = (…) =>`); `exports.helper` stays nobody's.
+CHUNKER_VERSION = 28
 
 log = logging.getLogger(__name__)
 

@@ -227,6 +227,27 @@ def go_field_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     return [(embedded, ())] if embedded is not None and embedded.type == "type_identifier" else []
 
 
+# Objects whose properties are no owner a reader would name: `exports.helper = function`.
+_JS_NO_OWNER = frozenset({"exports", "module", "this", "window", "globalThis", "self"})
+
+
+def js_assigned_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """``Emitter.prototype.on = function`` and ``Emitter.create = function`` are Emitter's, as
+    tsserver reads them; ``exports.helper = function`` is nobody's."""
+    left = node.child_by_field_name("left")
+    prop = left.child_by_field_name("property") if left is not None else None
+    if left is None or prop is None:
+        return []
+    owner = left.child_by_field_name("object")
+    if owner is not None and owner.type == "member_expression":
+        tail = owner.child_by_field_name("property")
+        is_prototype = tail is not None and node_text(tail, src) == "prototype"
+        owner = owner.child_by_field_name("object") if is_prototype else None
+    if owner is None or owner.type != "identifier" or node_text(owner, src) in _JS_NO_OWNER:
+        return [(prop, ())]
+    return [(prop, (node_text(owner, src),))]
+
+
 def rust_impl_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     """An ``impl`` has no name of its own; its members live in the implemented type."""
     target = node.child_by_field_name("type")
@@ -342,13 +363,7 @@ _JS_RULES: dict[str, Rule] = {
     "var_function": Rule("function", chunk=True, scope=True, sig_from_span=True),
     "assigned_function": Rule(
         "function",
-        names=lambda node, src: [
-            (prop, ())
-            for left in [node.child_by_field_name("left")]
-            if left is not None
-            for prop in [left.child_by_field_name("property")]
-            if prop is not None
-        ],
+        names=js_assigned_name,
         chunk=True,
         scope=True,
         sig_from_span=True,
