@@ -221,6 +221,38 @@ def test_a_function_assigned_to_a_property_is_its_owners(language: str) -> None:
     assert chunk_at(result, 5).symbol == "Emitter.on"
 
 
+@pytest.mark.parametrize("language", ["typescript", "javascript"])
+def test_a_module_const_made_by_a_call_is_a_definition(language: str) -> None:
+    result = chunked(
+        src(
+            """
+            const ts = require("typescript");
+            export const Button = forwardRef((props, ref) => {
+                const label = props.label;
+                return render(label, ref);
+            });
+            export const ZodString = $constructor("ZodString", (inst, def) => {
+                inst.min = (n) => inst.check(minLength(n));
+            });
+            const retries = Number(process.env.RETRIES);
+            """
+        ),
+        language,
+    )
+    # React's components and zod's types were no symbols (not UPPER_CASE, not a function value)
+    assert symbols_of(result) == {
+        ("Button", "constant", None),
+        ("ZodString", "constant", None),
+        ("min", "function", "ZodString.inst"),  # zod's methods, set on the instance
+        ("retries", "constant", None),
+    }
+    assert [(c.start_line, c.kind, c.symbol) for c in result.chunks] == [
+        (1, "window", None),  # a `require` is an import, not a definition
+        (2, "constant", "Button"),
+        (6, "constant", "ZodString"),  # the one-liner below it is kept with it
+    ]
+
+
 @pytest.mark.parametrize("language", ["typescript", "tsx"])
 def test_typescript(language: str) -> None:
     result = chunked(TYPESCRIPT, language)

@@ -76,7 +76,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     method: a chunk of its own named with its class, not a piece of an unnamed class window.
 # 28: a function assigned to a property is its owner's (`Emitter.prototype.on = function` →
 #     Emitter.on, `editHandlers.keydown = (…) =>`); `exports.helper` stays nobody's.
-CHUNKER_VERSION = 28
+# 29: a module's `const` made by a call (`Button = forwardRef((props, ref) => {…})`, zod's
+#     `ZodString = $constructor(…)`) is a symbol, and a chunk named after it; `require` is not.
+CHUNKER_VERSION = 29
 
 log = logging.getLogger(__name__)
 

@@ -321,6 +321,12 @@ _JS_SHARED_DEFINITIONS = """
 (program (lexical_declaration kind: "const" (variable_declarator name: (identifier) value: (object)) @object))
 (program (export_statement
   (lexical_declaration kind: "const" (variable_declarator name: (identifier) value: (object)) @object)))
+(program (lexical_declaration kind: "const"
+  (variable_declarator name: (identifier) value: (call_expression function: (_) @_callee)) @made)
+  (#not-eq? @_callee "require"))
+(program (export_statement (lexical_declaration kind: "const"
+  (variable_declarator name: (identifier) value: (call_expression function: (_) @_callee)) @made))
+  (#not-eq? @_callee "require"))
 (program (lexical_declaration (variable_declarator name: (identifier)) @constant))
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @constant)))
 """
@@ -378,6 +384,10 @@ _JS_RULES: dict[str, Rule] = {
     # as tsserver lists them (api.get); a symbol whatever its case. Before "constant", which
     # would take the node otherwise.
     "object": Rule("constant", scope=True),
+    # A module's `const` made by a call (zod's `ZodString = $constructor("ZodString", (inst) =>
+    # {…})`, React's `Button = forwardRef((props, ref) => {…})`, `createSlice({…})`) is a
+    # definition: a chunk named after it when it spans lines.
+    "made": Rule("constant", chunk=True, scope=True, sig_from_span=True),
     "constant": Rule("constant", name_pattern=_UPPER),
 }
 
