@@ -67,6 +67,41 @@ async def test_workspace_symbol_finds_enum_members(client: LanguageClient, tmp_p
         assert symbol.location.range.start.line == line
 
 
+async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """What each language's own server lists and a def-keyword reading misses: a React component
+    made by a call, a class field holding a function, a Go error in a `var ( … )` group, a Python
+    dataclass field, a C table at file scope."""
+    (tmp_path / "button.tsx").write_text(
+        "export const FancyButton = forwardRef((props, ref) => {\n  return <button ref={ref} />;\n});\n"
+    )
+    (tmp_path / "field.ts").write_text(
+        "export class FieldApi {\n  setFieldValue = (updater: number) => {\n    return updater;\n  };\n}\n"
+    )
+    (tmp_path / "errors.go").write_text(
+        'package os\n\nvar (\n\tErrProcessDone = errors.New("done")\n\tErrNoDeadline = errors.New("no")\n)\n'
+    )
+    (tmp_path / "options.py").write_text("@dataclass\nclass Options:\n    retry_budget: int = 3\n")
+    (tmp_path / "tables.c").write_text("static const unsigned char crc_table_lo[4] = {\n    0, 1, 2, 3 };\n")
+    await start_session(client, [tmp_path])
+    await wait_ready(client, tmp_path)
+
+    for query, kind, container, path, line in (
+        ("FancyButton", T.SymbolKind.Constant, None, "button.tsx", 0),
+        ("setFieldValue", T.SymbolKind.Method, "FieldApi", "field.ts", 1),
+        ("ErrNoDeadline", T.SymbolKind.Variable, None, "errors.go", 4),
+        ("retry_budget", T.SymbolKind.Field, "Options", "options.py", 2),
+        ("crc_table_lo", T.SymbolKind.Variable, None, "tables.c", 0),
+    ):
+        found = await workspace_symbols(client, query)
+        assert found, query
+        symbol = found[0]
+        assert (symbol.name, symbol.kind, symbol.container_name) == (query, kind, container)
+        assert symbol.location.uri.endswith(path)
+        assert symbol.location.range.start.line == line
+
+
 def test_workspace_symbol_with_malformed_params_still_answers(workspace: Path) -> None:
     """pygls sends no reply when a typed request fails to parse; kenning's server must."""
     server = RawServer()
