@@ -165,16 +165,20 @@ class Lang:
             "chunks": {k: v["chunks"] for k, v in self.built.items()},
             "queries": {"descriptive": len(self.desc), "identifier": len(self.ident)},
         }
+        from kenning.lexical import written_out
+
         with self.engine("kenning") as engine:
             # Method chunks whose model input (header + text) names their owner (type, class,
-            # receiver, impl target): the context a chunk must carry.
+            # receiver, impl target), as written or in words (an object literal's methods:
+            # `rulesSchema.merge` leads with "rules schema merge"): the context a chunk must carry.
             methods = named = 0
             for symbol, header, text in engine.db.reader().execute(
                 "SELECT symbol, header, text FROM chunks WHERE symbol LIKE '%.%'"
                 " AND kind IN ('method', 'constructor', 'function')"
             ):
                 methods += 1
-                named += symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1] in header + text
+                owner = symbol.rsplit(".", 1)[0].rsplit(".", 1)[-1]
+                named += owner in header + text or written_out(owner) in header
             out["owner_named"] = {"method_chunks": methods, "named": named}
             out["kinds"] = dict(
                 engine.db.reader().execute("SELECT kind, count(*) FROM chunks GROUP BY kind").fetchall()
