@@ -21,6 +21,24 @@ async def workspace_symbols(client: LanguageClient, query: str) -> list[T.Worksp
     return list(found)
 
 
+async def assert_first_symbol(
+    client: LanguageClient,
+    query: str,
+    kind: T.SymbolKind,
+    container: str | None,
+    path: str,
+    line: int,
+) -> None:
+    """The first answer to ``query`` is the symbol so named, of that kind and container, at
+    that line (0-based) of that file."""
+    found = await workspace_symbols(client, query)
+    assert found, query
+    symbol = found[0]
+    assert (symbol.name, symbol.kind, symbol.container_name) == (query, kind, container)
+    assert symbol.location.uri.endswith(path)
+    assert symbol.location.range.start.line == line
+
+
 async def test_workspace_symbol_fuzzy_and_nested(client: LanguageClient, workspace: Path) -> None:
     await start_session(client, [workspace])
     await wait_ready(client, workspace)
@@ -47,24 +65,12 @@ async def test_workspace_symbol_finds_enum_members(client: LanguageClient, tmp_p
     await start_session(client, [tmp_path])
     await wait_ready(client, tmp_path)
 
-    async def first(query: str) -> T.WorkspaceSymbol:
-        found = await workspace_symbols(client, query)
-        assert found, query
-        return found[0]
-
     for query, container, path, line in (
         ("PermissionDenied", "ErrorKind", "error.rs", 2),
         ("Streaming", "TransferMode", "mode.ts", 2),
         ("LOG_VERBOSE", "log_level", "level.h", 2),
     ):
-        symbol = await first(query)
-        assert (symbol.name, symbol.kind, symbol.container_name) == (
-            query,
-            T.SymbolKind.EnumMember,
-            container,
-        )
-        assert symbol.location.uri.endswith(path)
-        assert symbol.location.range.start.line == line
+        await assert_first_symbol(client, query, T.SymbolKind.EnumMember, container, path, line)
 
 
 async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
@@ -94,12 +100,7 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
         ("retry_budget", T.SymbolKind.Field, "Options", "options.py", 2),
         ("crc_table_lo", T.SymbolKind.Variable, None, "tables.c", 0),
     ):
-        found = await workspace_symbols(client, query)
-        assert found, query
-        symbol = found[0]
-        assert (symbol.name, symbol.kind, symbol.container_name) == (query, kind, container)
-        assert symbol.location.uri.endswith(path)
-        assert symbol.location.range.start.line == line
+        await assert_first_symbol(client, query, kind, container, path, line)
 
 
 def test_workspace_symbol_with_malformed_params_still_answers(workspace: Path) -> None:
