@@ -113,6 +113,29 @@ def test_python_class_attributes_are_fields_and_enum_members_are_members() -> No
     assert all(c.kind not in ("field", "enum_member") for c in result.chunks)
 
 
+def test_python_capwords_made_by_a_call_is_a_symbol() -> None:
+    result = chunked(
+        src(
+            """
+            List = _alias(list, 1, inst=False, name="List")
+            Point = namedtuple("Point", "x y")
+            MAX_SIZE = int("10")
+            log = logging.getLogger(__name__)
+            Alias = List
+            def f():
+                Local = namedtuple("Local", "a")
+            """
+        ),
+        "python",
+    )
+    assert symbols_of(result) == {
+        ("List", "variable", None),  # typing's
+        ("Point", "variable", None),
+        ("MAX_SIZE", "constant", None),  # an UPPER_CASE name stays a constant
+        ("f", "function", None),
+    }
+
+
 def test_python_chunks_at_definitions() -> None:
     result = chunked(PYTHON, "python")
     assert spans(result) == [

@@ -78,7 +78,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     Emitter.on, `editHandlers.keydown = (…) =>`); `exports.helper` stays nobody's.
 # 29: a module's `const` made by a call (`Button = forwardRef((props, ref) => {…})`, zod's
 #     `ZodString = $constructor(…)`) is a symbol, and a chunk named after it; `require` is not.
-CHUNKER_VERSION = 29
+# 30: a Python CapWords name a call makes at module level is a symbol (typing's `List =
+#     _alias(…)`, `Point = namedtuple(…)`); chunks unchanged.
+CHUNKER_VERSION = 30
 
 log = logging.getLogger(__name__)
 

@@ -256,6 +256,10 @@ class CodeChunker:
             return "constructor"
         return kind
 
+    def _any_name_matches(self, rule: Rule, node: ts.Node) -> bool:
+        pattern = rule.name_pattern or ""
+        return any(re.match(pattern, name_text(n, self.src).strip()) for n, _ in rule.names(node, self.src))
+
     def collect(self) -> None:
         """Symbols and chunk units from the definitions query."""
         src = self.src
@@ -264,9 +268,12 @@ class CodeChunker:
         entries: list[tuple[int, int, int, str, ts.Node]] = []
         seen: set[int] = set()
         for order, key in enumerate(self.compiled.rule_order):
+            rule = rules[key]
             for node in captures.get(key, ()):
                 if node.end_byte <= node.start_byte or node.id in seen:
                     continue  # zero-width MISSING nodes; a node an earlier rule already took
+                if rule.name_pattern and not self._any_name_matches(rule, node):
+                    continue  # left to a later rule (Python: `List = _alias(…)` is no constant)
                 seen.add(node.id)
                 entries.append((node.start_byte, -node.end_byte, order, key, node))
         entries.sort(key=lambda entry: entry[:3])

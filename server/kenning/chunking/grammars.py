@@ -303,6 +303,7 @@ _FUNC = Rule("function", chunk=True, scope=True)
 _ENUM_MEMBER = Rule("enum_member")
 _CLASS = Rule("class", chunk=True, container=True, scope=True)
 _UPPER = r"[A-Z][A-Z0-9_]*\Z"
+_CAP_WORDS = r"[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*\Z"
 
 _JS_SHARED_DEFINITIONS = """
 (class_declaration) @class
@@ -490,6 +491,7 @@ GRAMMARS: dict[str, Grammar] = {
             (class_definition) @class
             (function_definition) @function
             (module (expression_statement (assignment left: (identifier)) @constant))
+            (module (expression_statement (assignment left: (identifier) right: (call)) @made))
             (class_definition
               superclasses: (argument_list [(identifier) (attribute)] @_base)
               body: (block (expression_statement (assignment left: (identifier)) @enum_member))
@@ -500,6 +502,10 @@ GRAMMARS: dict[str, Grammar] = {
             "class": _CLASS,
             "function": _FUNC,
             "constant": Rule("constant", names=python_assigned_names, name_pattern=_UPPER),
+            # A CapWords name a call makes at module level is a type by another means, which
+            # pyright lists: typing's `List = _alias(list, 1)`, `Point = namedtuple(…)`,
+            # `Session = sessionmaker(…)`. Not `log = getLogger(…)`.
+            "made": Rule("variable", names=python_assigned_names, name_pattern=_CAP_WORDS),
             # A class's attributes (dataclass fields, class constants) and an Enum's members, as
             # pyright lists them; the Enum pattern comes first, as it must win.
             "enum_member": Rule("enum_member", names=python_assigned_names),
