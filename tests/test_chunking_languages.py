@@ -575,8 +575,8 @@ def test_c() -> None:
         ("x", "field", "point"),
         ("y", "field", "point"),
         ("size_t2", "type", None),
-        ("w", "field", None),  # fields of an anonymous struct have no container
-        ("h", "field", None),
+        ("w", "field", "size_t2"),  # an unnamed struct's fields are its typedef's
+        ("h", "field", "size_t2"),
         ("color", "enum", None),
         ("RED", "enum_member", "color"),
         ("GREEN", "enum_member", "color"),
@@ -942,6 +942,31 @@ def test_c_file_scope_variables_are_symbols_and_prototypes_are_not() -> None:
         ("separator", "variable", "io"),
         ("spaceKey", "variable", "io.Key"),
     }
+
+
+def test_c_typedef_of_an_unnamed_struct_holds_its_fields() -> None:
+    result = chunked(
+        src(
+            """
+            typedef struct {
+                int x;
+                int y;
+            } point_t;
+            typedef enum { RED, GREEN } color_t;
+            """
+        ),
+        "c",
+    )
+    assert symbols_of(result) == {
+        ("point_t", "type", None),
+        ("x", "field", "point_t"),  # as clangd lists them; they had no container
+        ("y", "field", "point_t"),
+        ("color_t", "type", None),
+        ("RED", "enum_member", "color_t"),
+        ("GREEN", "enum_member", "color_t"),
+    }
+    first = result.chunks[0]
+    assert (first.start_line, first.kind, first.symbol) == (1, "struct", "point_t")
 
 
 def test_c_header_with_juce_api_is_read_as_cpp() -> None:

@@ -80,7 +80,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     `ZodString = $constructor(…)`) is a symbol, and a chunk named after it; `require` is not.
 # 30: a Python CapWords name a call makes at module level is a symbol (typing's `List =
 #     _alias(…)`, `Point = namedtuple(…)`); chunks unchanged.
-CHUNKER_VERSION = 30
+# 31: the fields of C's `typedef struct {…} point_t;` are point_t's (and an unnamed enum's
+#     members its typedef's); one chunk of glibc's 42,725 renamed (a piece of Dl_serinfo).
+CHUNKER_VERSION = 31
 
 log = logging.getLogger(__name__)
 

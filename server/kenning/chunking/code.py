@@ -323,6 +323,8 @@ class CodeChunker:
 
             name, qualifier, kind = first if first is not None else (None, (), rule.kind)
             own_path = path + qualifier + (tuple(name.split("::")) if name else ())
+            if name is None and rule.scope_name is not None:
+                own_path += tuple(name_text(n, src).strip() for n, _ in rule.scope_name(node, src))
             if rule.scope and not deep:
                 scopes.append(_Scope(end_byte, own_path, kind, name))
             chunk = rule.chunk

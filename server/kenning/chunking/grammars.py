@@ -134,6 +134,14 @@ def c_type_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     return [found] if found is not None else []
 
 
+def c_typedef_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The name a ``typedef`` gives the unnamed struct, union or enum it wraps."""
+    parent = node.parent
+    return (
+        c_declarator_names(parent, src)[:1] if parent is not None and parent.type == "type_definition" else []
+    )
+
+
 def c_function_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     found = c_declarator_name(node.child_by_field_name("declarator"), src)
     return [found] if found is not None else []
@@ -270,6 +278,9 @@ class Rule:
     symbol: bool = True  # False: a scope or chunk without a symbol of its own (Rust impl)
     sig_from_span: bool = False  # signature starts at the wrapper (``const f = () =>``)
     name_pattern: str | None = None  # regex the name must match (Python UPPER_CASE constants)
+    # What an unnamed definition's members are qualified by, when something else names it: the
+    # fields of C's `typedef struct {…} point_t;` are point_t's, as clangd lists them.
+    scope_name: NameFn | None = None
     # A member declaration (``fn f(&self);`` in a trait, a method signature in an interface): a
     # chunk of its own, one line or not, but only directly inside a trait or interface (see
     # DECLARING_KINDS); its container is then always split, even when it fits the budget.
@@ -424,8 +435,10 @@ _C_DEFINITIONS = """
 
 _C_RULES: dict[str, Rule] = {
     "function": Rule("function", names=c_function_name, chunk=True, scope=True),
-    "struct": Rule("struct", names=c_type_name, chunk=True, container=True, scope=True),
-    "enum": Rule("enum", names=c_type_name, chunk=True, scope=True),
+    "struct": Rule(
+        "struct", names=c_type_name, chunk=True, container=True, scope=True, scope_name=c_typedef_name
+    ),
+    "enum": Rule("enum", names=c_type_name, chunk=True, scope=True, scope_name=c_typedef_name),
     "typedef": Rule("type", names=c_declarator_names, chunk=True),
     "macro": Rule("macro"),
     "field": Rule("field", names=c_declarator_names),
