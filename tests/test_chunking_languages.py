@@ -235,6 +235,10 @@ def test_a_module_const_made_by_a_call_is_a_definition(language: str) -> None:
                 inst.min = (n) => inst.check(minLength(n));
             });
             const retries = Number(process.env.RETRIES);
+            export const asyncScheduler = new AsyncScheduler(AsyncAction);
+            const removedFormatters = new Set([
+                "checkstyle",
+            ]);
             """
         ),
         language,
@@ -245,11 +249,14 @@ def test_a_module_const_made_by_a_call_is_a_definition(language: str) -> None:
         ("ZodString", "constant", None),
         ("min", "function", "ZodString.inst"),  # zod's methods, set on the instance
         ("retries", "constant", None),
+        ("asyncScheduler", "constant", None),  # made by `new`: a symbol, never a chunk
+        ("removedFormatters", "constant", None),
     }
     assert [(c.start_line, c.kind, c.symbol) for c in result.chunks] == [
         (1, "window", None),  # a `require` is an import, not a definition
         (2, "constant", "Button"),
-        (6, "constant", "ZodString"),  # the one-liner below it is kept with it
+        (6, "constant", "ZodString"),
+        (9, "window", None),  # `new Set([…])` is data: no chunk of its own
     ]
 
 

@@ -82,7 +82,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     _alias(…)`, `Point = namedtuple(…)`); chunks unchanged.
 # 31: the fields of C's `typedef struct {…} point_t;` are point_t's (and an unnamed enum's
 #     members its typedef's); one chunk of glibc's 42,725 renamed (a piece of Dl_serinfo).
-CHUNKER_VERSION = 31
+# 32: a module's `const` made by `new` is a symbol (RxJS's `asyncScheduler`); chunks unchanged.
+CHUNKER_VERSION = 32
 
 log = logging.getLogger(__name__)
 
