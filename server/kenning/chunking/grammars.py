@@ -103,8 +103,9 @@ def _c_scope_text(scope: ts.Node, src: bytes) -> str:
     return node_text(scope, src)
 
 
-def c_declarator_name(node: ts.Node | None, src: bytes) -> Name | None:
-    """The identifier a C/C++ declarator declares, with any ``A::B::`` qualifier split off."""
+def c_declarator_name(node: ts.Node | None, src: bytes, *, variables_only: bool = False) -> Name | None:
+    """The identifier a C/C++ declarator declares, with any ``A::B::`` qualifier split off;
+    ``variables_only``: None for a function's declarator (``char *dup (const char*)``)."""
     scope: list[str] = []
     for _ in range(64):  # declarators nest a handful deep; the bound only guards odd trees
         if node is None:
@@ -112,6 +113,8 @@ def c_declarator_name(node: ts.Node | None, src: bytes) -> Name | None:
         kind = node.type
         if kind in _C_NAME_TYPES:
             return node, tuple(scope)
+        if variables_only and kind == "function_declarator":
+            return None
         if kind == "qualified_identifier":
             part = node.child_by_field_name("scope")
             if part is not None:
@@ -159,21 +162,11 @@ def c_declarator_names(node: ts.Node, src: bytes) -> Sequence[Name]:
 def c_variable_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     """The variables a file-scope declaration declares (``int count = 0, *last;``); a prototype
     (``int add (int, int);``, ``char *dup (const char*);``) declares none."""
-    found: list[Name] = []
-    for child in node.children_by_field_name("declarator"):
-        part: ts.Node | None = child
-        while part is not None and part.type not in _C_NAME_TYPES:
-            if part.type == "function_declarator":
-                break
-            if part.type in ("parenthesized_declarator", "reference_declarator"):
-                part = part.named_children[-1] if part.named_child_count else None
-            else:
-                part = part.child_by_field_name("declarator")
-        else:
-            name = c_declarator_name(child, src)
-            if name is not None:
-                found.append(name)
-    return found
+    found = (
+        c_declarator_name(child, src, variables_only=True)
+        for child in node.children_by_field_name("declarator")
+    )
+    return [name for name in found if name is not None]
 
 
 def python_assigned_names(node: ts.Node, src: bytes) -> Sequence[Name]:
