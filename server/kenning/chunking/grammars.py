@@ -309,6 +309,12 @@ _CLASS = Rule("class", chunk=True, container=True, scope=True)
 _UPPER = r"[A-Z][A-Z0-9_]*\Z"
 _CAP_WORDS = r"[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*\Z"
 
+
+def _module_level(declaration: str) -> str:
+    """Query patterns for a declaration at a module's top level, exported or not."""
+    return f"(program {declaration})\n(program (export_statement {declaration}))\n"
+
+
 _JS_SHARED_DEFINITIONS = """
 (class_declaration) @class
 (class) @class_expression
@@ -323,22 +329,19 @@ _JS_SHARED_DEFINITIONS = """
 (pair
   key: (property_identifier)
   value: [(arrow_function) (function_expression) (generator_function)]) @pair_function
-(program (lexical_declaration kind: "const" (variable_declarator name: (identifier) value: (object)) @object))
-(program (export_statement
-  (lexical_declaration kind: "const" (variable_declarator name: (identifier) value: (object)) @object)))
-(program (lexical_declaration kind: "const"
-  (variable_declarator name: (identifier) value: (call_expression function: (_) @_callee)) @made)
-  (#not-eq? @_callee "require"))
-(program (export_statement (lexical_declaration kind: "const"
-  (variable_declarator name: (identifier) value: (call_expression function: (_) @_callee)) @made))
-  (#not-eq? @_callee "require"))
-(program (lexical_declaration kind: "const"
-  (variable_declarator name: (identifier) value: (new_expression)) @instance))
-(program (export_statement (lexical_declaration kind: "const"
-  (variable_declarator name: (identifier) value: (new_expression)) @instance)))
-(program (lexical_declaration (variable_declarator name: (identifier)) @constant))
-(program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @constant)))
-"""
+""" + "".join(
+    _module_level(declaration)
+    for declaration in (
+        """(lexical_declaration kind: "const"
+             (variable_declarator name: (identifier) value: (object)) @object)""",
+        """(lexical_declaration kind: "const"
+             (variable_declarator name: (identifier) value: (call_expression function: (_) @_callee)) @made
+             (#not-eq? @_callee "require"))""",
+        """(lexical_declaration kind: "const"
+             (variable_declarator name: (identifier) value: (new_expression)) @instance)""",
+        "(lexical_declaration (variable_declarator name: (identifier)) @constant)",
+    )
+)
 
 _JS_DEFINITIONS = (
     _JS_SHARED_DEFINITIONS
