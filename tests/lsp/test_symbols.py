@@ -21,6 +21,14 @@ async def workspace_symbols(client: LanguageClient, query: str) -> list[T.Worksp
     return list(found)
 
 
+async def open_workspace_of(client: LanguageClient, root: Path, files: dict[str, str]) -> None:
+    """Write ``files`` into ``root`` and open it as the workspace, indexed."""
+    for name, text in files.items():
+        (root / name).write_text(text)
+    await start_session(client, [root])
+    await wait_ready(client, root)
+
+
 async def assert_first_symbol(
     client: LanguageClient,
     query: str,
@@ -57,13 +65,15 @@ async def test_workspace_symbol_fuzzy_and_nested(client: LanguageClient, workspa
 
 async def test_workspace_symbol_finds_enum_members(client: LanguageClient, tmp_path: Path) -> None:
     """A Rust variant, a TypeScript enum member and a C enumerator, as other servers list them."""
-    (tmp_path / "error.rs").write_text(
-        "pub enum ErrorKind {\n    NotFound,\n    PermissionDenied,\n    Other(String),\n}\n"
+    await open_workspace_of(
+        client,
+        tmp_path,
+        {
+            "error.rs": "pub enum ErrorKind {\n    NotFound,\n    PermissionDenied,\n    Other(String),\n}\n",
+            "mode.ts": "export enum TransferMode {\n  Resumable = 1,\n  Streaming,\n}\n",
+            "level.h": "enum log_level {\n    LOG_QUIET,\n    LOG_VERBOSE = 2,\n};\n",
+        },
     )
-    (tmp_path / "mode.ts").write_text("export enum TransferMode {\n  Resumable = 1,\n  Streaming,\n}\n")
-    (tmp_path / "level.h").write_text("enum log_level {\n    LOG_QUIET,\n    LOG_VERBOSE = 2,\n};\n")
-    await start_session(client, [tmp_path])
-    await wait_ready(client, tmp_path)
 
     for query, container, path, line in (
         ("PermissionDenied", "ErrorKind", "error.rs", 2),
@@ -79,19 +89,26 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
     """What each language's own server lists and a def-keyword reading misses: a React component
     made by a call, a class field holding a function, a Go error in a `var ( … )` group, a Python
     dataclass field, a C table at file scope."""
-    (tmp_path / "button.tsx").write_text(
-        "export const FancyButton = forwardRef((props, ref) => {\n  return <button ref={ref} />;\n});\n"
+    await open_workspace_of(
+        client,
+        tmp_path,
+        {
+            "button.tsx": (
+                "export const FancyButton = forwardRef((props, ref) => {\n"
+                "  return <button ref={ref} />;\n});\n"
+            ),
+            "field.ts": (
+                "export class FieldApi {\n  setFieldValue = (updater: number) => {\n"
+                "    return updater;\n  };\n}\n"
+            ),
+            "errors.go": (
+                'package os\n\nvar (\n\tErrProcessDone = errors.New("done")\n'
+                '\tErrNoDeadline = errors.New("no")\n)\n'
+            ),
+            "options.py": "@dataclass\nclass Options:\n    retry_budget: int = 3\n",
+            "tables.c": "static const unsigned char crc_table_lo[4] = {\n    0, 1, 2, 3 };\n",
+        },
     )
-    (tmp_path / "field.ts").write_text(
-        "export class FieldApi {\n  setFieldValue = (updater: number) => {\n    return updater;\n  };\n}\n"
-    )
-    (tmp_path / "errors.go").write_text(
-        'package os\n\nvar (\n\tErrProcessDone = errors.New("done")\n\tErrNoDeadline = errors.New("no")\n)\n'
-    )
-    (tmp_path / "options.py").write_text("@dataclass\nclass Options:\n    retry_budget: int = 3\n")
-    (tmp_path / "tables.c").write_text("static const unsigned char crc_table_lo[4] = {\n    0, 1, 2, 3 };\n")
-    await start_session(client, [tmp_path])
-    await wait_ready(client, tmp_path)
 
     for query, kind, container, path, line in (
         ("FancyButton", T.SymbolKind.Constant, None, "button.tsx", 0),
