@@ -196,7 +196,9 @@ def test_any_workspace_path_works(parts: list[bytes]) -> None:
 @given(
     st.text(
         alphabet=st.one_of(
-            st.characters(exclude_characters="/\0"),
+            # No other lone surrogate (hypothesis 6.170 draws them here unless told): a name
+            # read from disk holds none but the escapes below.
+            st.characters(exclude_characters="/\0", exclude_categories=("Cs",)),
             st.integers(0xDC80, 0xDCFF).map(chr),  # what os.fsdecode makes of bytes not UTF-8
             st.integers(0x10FC7F, 0x10FD01).map(chr),  # the store's own escapes, and neighbours
         ),
