@@ -103,6 +103,7 @@ def test_python_class_attributes_are_fields_and_enum_members_are_members() -> No
         ("verbose", "field", "Options"),
         ("name", "field", "Options"),
         ("run", "method", "Options"),
+        ("count", "field", "Options"),  # an instance attribute (the next test)
         ("Color", "class", None),
         ("RED", "enum_member", "Color"),
         ("GREEN", "enum_member", "Color"),
@@ -111,6 +112,62 @@ def test_python_class_attributes_are_fields_and_enum_members_are_members() -> No
         ("READ", "enum_member", "Mode"),
     }
     assert all(c.kind not in ("field", "enum_member") for c in result.chunks)
+
+
+def test_python_instance_attributes_are_fields_of_their_class() -> None:
+    """``self.x = …`` in any method is a field of the class (as pyrefly lists it),
+    once, at its first assignment; not another object's attribute, nor a nested function's or a
+    static method's."""
+    result = chunked(
+        src(
+            """
+            class Client:
+                timeout: float = 1.0
+
+                def __init__(self, host, port=80, *, timeout=None):
+                    self.host = host
+                    self.port: int = port
+                    if timeout is not None:
+                        self.timeout = timeout
+                    self.reader, self.writer = open_pair()
+                    other.peer = self
+                    def later():
+                        self.nested = 1
+
+                @staticmethod
+                def make(self):
+                    self.static = 1
+
+                @classmethod
+                def configure(cls, level):
+                    cls.level = level
+
+                def reset(self: "Client") -> None:
+                    self.host = None
+                    self._buffer = []
+
+            def free(self):
+                self.loose = 1
+            obj.attr = 2
+            """
+        ),
+        "python",
+    )
+    fields = {
+        (s.name, s.container, s.start_line, s.name_line, s.name_col)
+        for s in result.symbols
+        if s.kind == "field"
+    }
+    assert fields == {
+        ("timeout", "Client", 2, 2, 4),  # the class attribute; `self.timeout = …` is the same one
+        ("host", "Client", 5, 5, 13),  # its first assignment, not reset's
+        ("port", "Client", 6, 6, 13),
+        ("reader", "Client", 9, 9, 13),
+        ("writer", "Client", 9, 9, 26),
+        ("level", "Client", 20, 20, 12),
+        ("_buffer", "Client", 24, 24, 13),
+    }
+    assert all(c.kind != "field" for c in result.chunks)
 
 
 def test_python_capwords_made_by_a_call_is_a_symbol() -> None:

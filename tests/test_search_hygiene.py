@@ -183,6 +183,15 @@ PIECES = {
         + " */\nexport function pairwise<T>(source: T[]): [T, T][] {\n"
         "  return source.slice(1).map((value, i) => [source[i], value]);\n}\n"
     ),
+    # A method cut into pieces that sets attributes on self: each `self.option_N` is a field
+    # symbol of the class, and none of them makes a piece stand for something else.
+    "settings.py": (
+        "class Settings:\n    def __init__(self, source):\n"
+        + "".join(
+            f"        self.option_{i} = source.read_option({i})  # read option {i}\n" for i in range(60)
+        )
+        + "\n    def reload(self, source):\n        return source.read_option(0)  # read option again\n"
+    ),
     # A class body cut into pieces: each piece holds other members, or comments about them (no
     # definition of their own, as JUCE's headers document a member above it), so each stays.
     "document.hpp": (
@@ -214,7 +223,7 @@ def test_a_definition_cut_into_pieces_is_one_result(pieces: Engine, mode: str) -
     hits = search(pieces, SearchQuery(query, limit=20, mode=mode)).hits  # type: ignore[arg-type]
     # One result per definition (two overloads of `format`), then, as the candidates run out,
     # the other pieces: after every other result.
-    allowed = {"pp.doPrintf": 1, "Format.format": 2, "pairwise": 1}
+    allowed = {"pp.doPrintf": 1, "Format.format": 2, "pairwise": 1, "Settings.__init__": 1}
     seen: dict[str | None, int] = {}
     pieces_after = []
     for i, hit in enumerate(hits):
@@ -226,6 +235,16 @@ def test_a_definition_cut_into_pieces_is_one_result(pieces: Engine, mode: str) -
     # Asked for as many results as there are definitions, no second piece comes back.
     shorter = search(pieces, SearchQuery(query, limit=pieces_after[0], mode=mode)).hits  # type: ignore[arg-type]
     assert [h.symbol for h in shorter].count("pp.doPrintf") == 1
+
+
+def test_a_method_setting_attributes_on_self_is_one_result(pieces: Engine) -> None:
+    init = [c for c in _symbols(pieces, "settings.py") if c[0] == "Settings.__init__"]
+    assert len(init) >= 3
+    hits = search(pieces, SearchQuery("read option", limit=20, mode="lexical")).hits
+    symbols = [h.symbol for h in hits]
+    # One piece, then `reload`, and only then, as the candidates run out, the other pieces.
+    assert symbols[:2].count("Settings.__init__") == 1 and "Settings.reload" in symbols[:2]
+    assert symbols[2:] == ["Settings.__init__"] * (len(init) - 1)
 
 
 def test_same_named_definitions_stay_apart(pieces: Engine) -> None:

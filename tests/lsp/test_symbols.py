@@ -88,7 +88,7 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
 ) -> None:
     """What each language's own server lists and a def-keyword reading misses: a React component
     made by a call, a class field holding a function, a Go error in a `var ( … )` group, a Python
-    dataclass field, a C table at file scope."""
+    dataclass field and an instance attribute set in `__init__`, a C table at file scope."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -106,6 +106,9 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
                 '\tErrNoDeadline = errors.New("no")\n)\n'
             ),
             "options.py": "@dataclass\nclass Options:\n    retry_budget: int = 3\n",
+            "client.py": (
+                "class Client:\n    def __init__(self, host):\n        self.connect_timeout = 5.0\n"
+            ),
             "tables.c": "static const unsigned char crc_table_lo[4] = {\n    0, 1, 2, 3 };\n",
         },
     )
@@ -115,6 +118,7 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
         ("setFieldValue", T.SymbolKind.Method, "FieldApi", "field.ts", 1),
         ("ErrNoDeadline", T.SymbolKind.Variable, None, "errors.go", 4),
         ("retry_budget", T.SymbolKind.Field, "Options", "options.py", 2),
+        ("connect_timeout", T.SymbolKind.Field, "Client", "client.py", 2),
         ("crc_table_lo", T.SymbolKind.Variable, None, "tables.c", 0),
     ):
         await assert_first_symbol(client, query, kind, container, path, line)

@@ -83,7 +83,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 31: the fields of C's `typedef struct {…} point_t;` are point_t's (and an unnamed enum's
 #     members its typedef's); one chunk of glibc's 42,725 renamed (a piece of Dl_serinfo).
 # 32: a module's `const` made by `new` is a symbol (RxJS's `asyncScheduler`); chunks unchanged.
-CHUNKER_VERSION = 32
+# 33: a Python instance attribute (`self.timeout = …` in a method) is a field of its class;
+#     chunks unchanged.
+CHUNKER_VERSION = 33
 
 log = logging.getLogger(__name__)
 

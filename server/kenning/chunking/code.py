@@ -280,6 +280,7 @@ class CodeChunker:
 
         scopes: list[_Scope] = []
         type_names: set[str] = set()
+        listed: set[tuple[str | None, str]] = set()  # (container, name) of the symbols so far
         for start_byte, neg_end, order, key, node in entries:
             end_byte = -neg_end
             while scopes and (scopes[-1].end_byte <= start_byte or scopes[-1].end_byte < end_byte):
@@ -306,7 +307,10 @@ class CodeChunker:
                 if kind in TYPE_KINDS:
                     type_names.add(name)
                 if rule.symbol:
-                    container = ".".join(path + qualifier) or None
+                    container = ".".join((path[:-1] if rule.receiver else path) + qualifier) or None
+                    if rule.receiver and (container, name) in listed:
+                        continue  # `self.x` set again, or a class attribute set on an instance
+                    listed.add((container, name))
                     self.symbols.append(
                         Symbol(
                             name=name,

@@ -181,6 +181,81 @@ def python_assigned_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     return found
 
 
+# What an instance attribute's assignment may sit in between it and its method: statement
+# blocks, not a nested function, class or lambda (their `self` is another one).
+_PYTHON_STATEMENTS = frozenset(
+    {
+        "block",
+        "expression_statement",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "for_statement",
+        "while_statement",
+        "with_statement",
+        "try_statement",
+        "except_clause",
+        "finally_clause",
+        "match_statement",
+        "case_clause",
+    }
+)
+
+
+_PYTHON_NAMED_PARAMETERS = frozenset({"typed_parameter", "default_parameter", "typed_default_parameter"})
+
+
+def _python_receiver(method: ts.Node | None, src: bytes) -> str | None:
+    """The name a method's first parameter gives its receiver (``self``, ``cls``), or None for
+    what is not a class's method (a module, a function, a lambda) or is a ``@staticmethod``."""
+    if method is None or method.type != "function_definition":
+        return None
+    outer = method.parent
+    if outer is not None and outer.type == "decorated_definition":
+        decorators = (node_text(d, src).lstrip("@ ") for d in outer.children if d.type == "decorator")
+        if any(d.rsplit(".", 1)[-1] == "staticmethod" for d in decorators):
+            return None
+        outer = outer.parent
+    body_of = outer.parent if outer is not None and outer.type == "block" else None
+    if body_of is None or body_of.type != "class_definition":
+        return None
+    parameters = method.child_by_field_name("parameters")
+    if parameters is None or not parameters.named_child_count:
+        return None
+    first: ts.Node | None = parameters.named_children[0]
+    if first is not None and first.type in _PYTHON_NAMED_PARAMETERS:  # `self: Self`, `self=None`
+        first = first.child_by_field_name("name") or next(iter(first.named_children), None)
+    # Not `*args`, `*` or `/`: a receiver is a plain first parameter.
+    return node_text(first, src) if first is not None and first.type == "identifier" else None
+
+
+def python_receiver_attributes(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The attributes an assignment sets on its method's receiver (``self.timeout = t``,
+    ``self.a, self.b = pair``): the instance attributes a Python server lists under the class
+    (pyrefly's workspace symbols). Nothing when the assignment is outside a method, or on
+    another object."""
+    assignment = node.named_children[0] if node.named_child_count else None
+    left = assignment.child_by_field_name("left") if assignment is not None else None
+    if left is None:
+        return []
+    targets = left.named_children if left.type in ("pattern_list", "tuple_pattern") else [left]
+    attributes = [
+        (obj, attr)
+        for target in targets
+        if target.type == "attribute"
+        and (obj := target.child_by_field_name("object")) is not None
+        and obj.type == "identifier"
+        and (attr := target.child_by_field_name("attribute")) is not None
+    ]
+    if not attributes:
+        return []
+    method = node.parent
+    while method is not None and method.type in _PYTHON_STATEMENTS:
+        method = method.parent
+    receiver = _python_receiver(method, src)
+    return [(attr, ()) for obj, attr in attributes if node_text(obj, src) == receiver]
+
+
 def _base_type_name(node: ts.Node | None, src: bytes) -> str | None:
     """``*Foo`` / ``Foo[T]`` / ``Vec<T>`` / ``a::Foo`` / ``&'a Foo`` → ``Foo``."""
     for _ in range(16):
@@ -278,6 +353,9 @@ class Rule:
     # chunk of its own, one line or not, but only directly inside a trait or interface (see
     # DECLARING_KINDS); its container is then always split, even when it fits the budget.
     declaration: bool = False
+    # An attribute set on a method's receiver (Python's `self.x = …`): its container is the
+    # method's class, not the method, and only a name's first assignment there is a symbol.
+    receiver: bool = False
 
 
 @dataclass(frozen=True)
@@ -514,6 +592,8 @@ GRAMMARS: dict[str, Grammar] = {
               body: (block (expression_statement (assignment left: (identifier)) @enum_member))
               (#match? @_base "(Enum|Flag)$"))
             (class_definition body: (block (expression_statement (assignment left: (identifier)) @field)))
+            (expression_statement
+              (assignment left: [(attribute) (pattern_list) (tuple_pattern)])) @instance_field
         """,
         rules={
             "class": _CLASS,
@@ -527,6 +607,7 @@ GRAMMARS: dict[str, Grammar] = {
             # pyright lists them; the Enum pattern comes first, as it must win.
             "enum_member": Rule("enum_member", names=python_assigned_names),
             "field": Rule("field", names=python_assigned_names),
+            "instance_field": Rule("field", names=python_receiver_attributes, receiver=True),
         },
         blocks=("module", "block"),
         wrappers=frozenset({"decorated_definition"}),

@@ -75,11 +75,15 @@ class SearchReads:
     def definitions(
         self, file_id: int, conn: sqlite3.Connection | None = None
     ) -> list[tuple[str, int, int, int]]:
-        """``(name, first line, last line, name line)`` of each definition in a file."""
+        """``(name, first line, last line, name line)`` of each definition in a file that a
+        chunk can be a piece of or hold (``search.fusion.piece_of``): not fields, which lie in
+        bodies without cutting them (a Python method's ``self.timeout = …``)."""
         return [
             (str(name), int(start), int(end), int(line))
             for name, start, end, line in self._r(conn).execute(
-                "SELECT name, start_line, end_line, name_line FROM symbols WHERE file_id = ?", (file_id,)
+                "SELECT name, start_line, end_line, name_line FROM symbols"
+                " WHERE file_id = ? AND kind != 'field'",
+                (file_id,),
             )
         ]
 
