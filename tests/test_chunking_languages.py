@@ -207,6 +207,12 @@ def test_a_function_assigned_to_a_property_is_its_owners(language: str) -> None:
             exports.helper = function () {
                 return 1;
             };
+            function mixin(target, options = {}) {
+                target.emit = function (name) {
+                    return name;
+                };
+                editHandlers.keyup = () => options;
+            }
             """
         ),
         language,
@@ -217,6 +223,9 @@ def test_a_function_assigned_to_a_property_is_its_owners(language: str) -> None:
         ("create", "method", "Emitter"),
         ("keydown", "function", "editHandlers"),  # ProseMirror's table of handlers
         ("helper", "function", None),  # `exports` is nobody a reader would name
+        ("mixin", "function", None),
+        ("emit", "function", "mixin"),  # set on a parameter: what the function builds
+        ("keyup", "function", "mixin.editHandlers"),
     }
     assert chunk_at(result, 5).symbol == "Emitter.on"
 
@@ -247,7 +256,7 @@ def test_a_module_const_made_by_a_call_is_a_definition(language: str) -> None:
     assert symbols_of(result) == {
         ("Button", "constant", None),
         ("ZodString", "constant", None),
-        ("min", "function", "ZodString.inst"),  # zod's methods, set on the instance
+        ("min", "function", "ZodString"),  # zod's methods, set on the instance it builds
         ("retries", "constant", None),
         ("asyncScheduler", "constant", None),  # made by `new`: a symbol, never a chunk
         ("removedFormatters", "constant", None),

@@ -85,7 +85,10 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 32: a module's `const` made by `new` is a symbol (RxJS's `asyncScheduler`); chunks unchanged.
 # 33: a Python instance attribute (`self.timeout = …` in a method) is a field of its class;
 #     chunks unchanged.
-CHUNKER_VERSION = 33
+# 34: a JavaScript/TypeScript function set on a parameter (zod's `inst.min = …` in
+#     `$constructor("ZodString", (inst, def) => {…})`) is the enclosing definition's
+#     (`ZodString.min`), not `inst`'s; chunks unchanged.
+CHUNKER_VERSION = 34
 
 log = logging.getLogger(__name__)
 

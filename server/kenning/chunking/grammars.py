@@ -307,9 +307,48 @@ def go_field_names(node: ts.Node, src: bytes) -> Sequence[Name]:
 _JS_NO_OWNER = frozenset({"exports", "module", "this", "window", "globalThis", "self"})
 
 
+_JS_FUNCTIONS = frozenset(
+    {
+        "arrow_function",
+        "function_expression",
+        "function_declaration",
+        "generator_function",
+        "method_definition",
+    }
+)
+
+
+def _js_parameter_names(function: ts.Node, src: bytes) -> set[str]:
+    """The plain names a function's parameters bind (``(inst, def) =>``, ``x =>``, ``(a: T, b
+    = 1)``); not destructured ones."""
+    single = function.child_by_field_name("parameter")
+    if single is not None:
+        return {node_text(single, src)}
+    parameters = function.child_by_field_name("parameters")
+    names = set()
+    for parameter in parameters.named_children if parameters is not None else ():
+        if parameter.type in ("required_parameter", "optional_parameter"):  # TypeScript
+            parameter = parameter.child_by_field_name("pattern") or parameter
+        elif parameter.type == "assignment_pattern":
+            parameter = parameter.child_by_field_name("left") or parameter
+        if parameter.type == "identifier":
+            names.add(node_text(parameter, src))
+    return names
+
+
+def _js_enclosing_parameter(node: ts.Node, name: str, src: bytes) -> bool:
+    """Whether ``name`` is a parameter of the function ``node`` is in, nearest first."""
+    current = node.parent
+    while current is not None and current.type not in _JS_FUNCTIONS:
+        current = current.parent
+    return current is not None and name in _js_parameter_names(current, src)
+
+
 def js_assigned_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     """``Emitter.prototype.on = function`` and ``Emitter.create = function`` are Emitter's, as
-    tsserver reads them; ``exports.helper = function`` is nobody's."""
+    tsserver reads them; ``exports.helper = function`` is nobody's; and a function set on a
+    parameter (zod's ``inst.min = …`` in ``$constructor("ZodString", (inst, def) => {…})``)
+    belongs to what builds it (``ZodString.min``), not to ``inst``."""
     left = node.child_by_field_name("left")
     prop = left.child_by_field_name("property") if left is not None else None
     if left is None or prop is None:
@@ -320,6 +359,8 @@ def js_assigned_name(node: ts.Node, src: bytes) -> Sequence[Name]:
         is_prototype = tail is not None and node_text(tail, src) == "prototype"
         owner = owner.child_by_field_name("object") if is_prototype else None
     if owner is None or owner.type != "identifier" or node_text(owner, src) in _JS_NO_OWNER:
+        return [(prop, ())]
+    if _js_enclosing_parameter(node, node_text(owner, src), src):
         return [(prop, ())]
     return [(prop, (node_text(owner, src),))]
 
