@@ -88,7 +88,10 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 34: a JavaScript/TypeScript function set on a parameter (zod's `inst.min = …` in
 #     `$constructor("ZodString", (inst, def) => {…})`) is the enclosing definition's
 #     (`ZodString.min`), not `inst`'s; chunks unchanged.
-CHUNKER_VERSION = 34
+# 35: a Python method's receiver is read off the scope it is in, not by climbing the tree (which
+#     was quadratic in nesting); a method defined under an `if` in its class lists its `self`
+#     attributes too (cloudpickle's `CloudPickler.__init__`); chunks unchanged.
+CHUNKER_VERSION = 35
 
 log = logging.getLogger(__name__)
 

@@ -299,7 +299,11 @@ class CodeChunker:
 
             first: tuple[str | None, tuple[str, ...], str] | None = None
             name: str | None
-            for name_node, qualifier in rule.names(node, src):
+            names = rule.names(node, src)
+            if rule.receiver:  # `self.x = …`: only on the receiver of the method it is directly in
+                receiver = parent.receiver if parent is not None else None
+                names = [(n, ()) for n, on in names if receiver is not None and on == (receiver,)]
+            for name_node, qualifier in names:
                 name = name_text(name_node, src).strip()
                 if not name or (rule.name_pattern and not re.match(rule.name_pattern, name)):
                     continue
@@ -330,7 +334,10 @@ class CodeChunker:
             if name is None and rule.scope_name is not None:
                 own_path += tuple(name_text(n, src).strip() for n, _ in rule.scope_name(node, src))
             if rule.scope and not deep:
-                scopes.append(_Scope(end_byte, own_path, kind, name))
+                receiver = (
+                    rule.receiver_of(node, span, src) if rule.receiver_of and kind == "method" else None
+                )
+                scopes.append(_Scope(end_byte, own_path, kind, name, receiver))
             chunk = rule.chunk
             if rule.declaration:
                 chunk = parent is not None and parent.kind in DECLARING_KINDS
@@ -772,6 +779,7 @@ class _Scope:
     path: tuple[str, ...]
     kind: str
     name: str | None
+    receiver: str | None = None  # what a method sets attributes on (Python's `self`)
 
 
 _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})

@@ -181,44 +181,16 @@ def python_assigned_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     return found
 
 
-# What an instance attribute's assignment may sit in between it and its method: statement
-# blocks, not a nested function, class or lambda (their `self` is another one).
-_PYTHON_STATEMENTS = frozenset(
-    {
-        "block",
-        "expression_statement",
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "for_statement",
-        "while_statement",
-        "with_statement",
-        "try_statement",
-        "except_clause",
-        "finally_clause",
-        "match_statement",
-        "case_clause",
-    }
-)
-
-
 _PYTHON_NAMED_PARAMETERS = frozenset({"typed_parameter", "default_parameter", "typed_default_parameter"})
 
 
-def _python_receiver(method: ts.Node | None, src: bytes) -> str | None:
-    """The name a method's first parameter gives its receiver (``self``, ``cls``), or None for
-    what is not a class's method (a module, a function, a lambda) or is a ``@staticmethod``."""
-    if method is None or method.type != "function_definition":
-        return None
-    outer = method.parent
-    if outer is not None and outer.type == "decorated_definition":
-        decorators = (node_text(d, src).lstrip("@ ") for d in outer.children if d.type == "decorator")
+def python_receiver(method: ts.Node, span: ts.Node, src: bytes) -> str | None:
+    """The name a method's first parameter gives its receiver (``self``, ``cls``); None for a
+    ``@staticmethod`` (``span`` is the method with its decorators) or a method taking none."""
+    if span.type == "decorated_definition":
+        decorators = (node_text(d, src).lstrip("@ ") for d in span.children if d.type == "decorator")
         if any(d.rsplit(".", 1)[-1] == "staticmethod" for d in decorators):
             return None
-        outer = outer.parent
-    body_of = outer.parent if outer is not None and outer.type == "block" else None
-    if body_of is None or body_of.type != "class_definition":
-        return None
     parameters = method.child_by_field_name("parameters")
     if parameters is None or not parameters.named_child_count:
         return None
@@ -229,31 +201,23 @@ def _python_receiver(method: ts.Node | None, src: bytes) -> str | None:
     return node_text(first, src) if first is not None and first.type == "identifier" else None
 
 
-def python_receiver_attributes(node: ts.Node, src: bytes) -> Sequence[Name]:
-    """The attributes an assignment sets on its method's receiver (``self.timeout = t``,
-    ``self.a, self.b = pair``): the instance attributes a Python server lists under the class
-    (pyrefly's workspace symbols). Nothing when the assignment is outside a method, or on
-    another object."""
+def python_attribute_targets(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The attributes an assignment sets (``self.timeout = t``, ``self.a, self.b = pair``), each
+    qualified by the name of the object it is set on; the chunker keeps those set on the
+    receiver of the method the assignment is directly in (``Rule.receiver``)."""
     assignment = node.named_children[0] if node.named_child_count else None
     left = assignment.child_by_field_name("left") if assignment is not None else None
     if left is None:
         return []
     targets = left.named_children if left.type in ("pattern_list", "tuple_pattern") else [left]
-    attributes = [
-        (obj, attr)
+    return [
+        (attr, (node_text(obj, src),))
         for target in targets
         if target.type == "attribute"
         and (obj := target.child_by_field_name("object")) is not None
         and obj.type == "identifier"
         and (attr := target.child_by_field_name("attribute")) is not None
     ]
-    if not attributes:
-        return []
-    method = node.parent
-    while method is not None and method.type in _PYTHON_STATEMENTS:
-        method = method.parent
-    receiver = _python_receiver(method, src)
-    return [(attr, ()) for obj, attr in attributes if node_text(obj, src) == receiver]
 
 
 def _base_type_name(node: ts.Node | None, src: bytes) -> str | None:
@@ -394,9 +358,12 @@ class Rule:
     # chunk of its own, one line or not, but only directly inside a trait or interface (see
     # DECLARING_KINDS); its container is then always split, even when it fits the budget.
     declaration: bool = False
-    # An attribute set on a method's receiver (Python's `self.x = …`): its container is the
-    # method's class, not the method, and only a name's first assignment there is a symbol.
+    # An attribute set on a method's receiver (Python's `self.x = …`, its names qualified by the
+    # object they are set on): kept only when that object is the receiver of the method it is
+    # directly in, with the method's class as container; a name's first assignment only.
     receiver: bool = False
+    # What a method's body sets attributes on (its first parameter): (node, span, src) → name.
+    receiver_of: Callable[[ts.Node, ts.Node, bytes], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -638,7 +605,7 @@ GRAMMARS: dict[str, Grammar] = {
         """,
         rules={
             "class": _CLASS,
-            "function": _FUNC,
+            "function": Rule("function", chunk=True, scope=True, receiver_of=python_receiver),
             "constant": Rule("constant", names=python_assigned_names, name_pattern=_UPPER),
             # A CapWords name a call makes at module level is a type by another means, which
             # pyright lists: typing's `List = _alias(list, 1)`, `Point = namedtuple(…)`,
@@ -648,7 +615,7 @@ GRAMMARS: dict[str, Grammar] = {
             # pyright lists them; the Enum pattern comes first, as it must win.
             "enum_member": Rule("enum_member", names=python_assigned_names),
             "field": Rule("field", names=python_assigned_names),
-            "instance_field": Rule("field", names=python_receiver_attributes, receiver=True),
+            "instance_field": Rule("field", names=python_attribute_targets, receiver=True),
         },
         blocks=("module", "block"),
         wrappers=frozenset({"decorated_definition"}),
