@@ -91,7 +91,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 35: a Python method's receiver is read off the scope it is in, not by climbing the tree (which
 #     was quadratic in nesting); a method defined under an `if` in its class lists its `self`
 #     attributes too (cloudpickle's `CloudPickler.__init__`); chunks unchanged.
-CHUNKER_VERSION = 35
+# 36: version 34's parameter is only looked for in the function whose body holds the assignment
+#     as a statement (climbing further was quadratic in nesting); zod and RxJS list the same.
+CHUNKER_VERSION = 36
 
 log = logging.getLogger(__name__)
 

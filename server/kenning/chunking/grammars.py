@@ -300,12 +300,17 @@ def _js_parameter_names(function: ts.Node, src: bytes) -> set[str]:
     return names
 
 
-def _js_enclosing_parameter(node: ts.Node, name: str, src: bytes) -> bool:
-    """Whether ``name`` is a parameter of the function ``node`` is in, nearest first."""
-    current = node.parent
-    while current is not None and current.type not in _JS_FUNCTIONS:
-        current = current.parent
-    return current is not None and name in _js_parameter_names(current, src)
+def _js_set_on_parameter(assignment: ts.Node, name: str, src: bytes) -> bool:
+    """Whether ``assignment`` is a statement of a function's body that sets a property on one of
+    that function's parameters. Three steps up and no further (assignment, statement, block,
+    function): tree-sitter finds a parent by walking down from the root, so climbing to any
+    enclosing function would cost the depth at every step (quadratic in generated code)."""
+    statement = assignment.parent
+    block = statement.parent if statement is not None and statement.type == "expression_statement" else None
+    function = block.parent if block is not None and block.type == "statement_block" else None
+    if function is None or function.type not in _JS_FUNCTIONS:
+        return False
+    return name in _js_parameter_names(function, src)
 
 
 def js_assigned_name(node: ts.Node, src: bytes) -> Sequence[Name]:
@@ -324,7 +329,7 @@ def js_assigned_name(node: ts.Node, src: bytes) -> Sequence[Name]:
         owner = owner.child_by_field_name("object") if is_prototype else None
     if owner is None or owner.type != "identifier" or node_text(owner, src) in _JS_NO_OWNER:
         return [(prop, ())]
-    if _js_enclosing_parameter(node, node_text(owner, src), src):
+    if _js_set_on_parameter(node, node_text(owner, src), src):
         return [(prop, ())]
     return [(prop, (node_text(owner, src),))]
 
