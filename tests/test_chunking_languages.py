@@ -213,6 +213,9 @@ def test_a_function_assigned_to_a_property_is_its_owners(language: str) -> None:
                 };
                 editHandlers.keyup = () => options;
             }
+            function* steps(plan) {
+                plan.next = function () {};
+            }
             """
         ),
         language,
@@ -226,6 +229,8 @@ def test_a_function_assigned_to_a_property_is_its_owners(language: str) -> None:
         ("mixin", "function", None),
         ("emit", "function", "mixin"),  # set on a parameter: what the function builds
         ("keyup", "function", "mixin.editHandlers"),
+        ("steps", "function", None),
+        ("next", "function", "steps"),
     }
     assert chunk_at(result, 5).symbol == "Emitter.on"
 

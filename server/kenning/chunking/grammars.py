@@ -277,6 +277,7 @@ _JS_FUNCTIONS = frozenset(
         "function_expression",
         "function_declaration",
         "generator_function",
+        "generator_function_declaration",
         "method_definition",
     }
 )
