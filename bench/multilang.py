@@ -347,18 +347,22 @@ def below_naive(r: dict[str, Any]) -> list[str]:
     ]
 
 
+#: What the reports call each language's source.
+LABELS = {
+    "python": "Python",
+    "go": "Go",
+    "rust": "Rust",
+    "typescript": "TypeScript",
+    "ts-libs": "TypeScript: Zod, TanStack, ProseMirror",
+    "javascript": "JavaScript",
+    "java": "Java",
+    "c": "C",
+    "cpp": "C++",
+}
+
+
 def markdown(r: dict[str, Any]) -> str:
-    label = {
-        "python": "Python",
-        "go": "Go",
-        "rust": "Rust",
-        "typescript": "TypeScript",
-        "ts-libs": "TypeScript: Zod, TanStack, ProseMirror",
-        "javascript": "JavaScript",
-        "java": "Java",
-        "c": "C",
-        "cpp": "C++",
-    }
+    label = LABELS
     documented = r.get("documented", False)
     start, end = markers(documented, r.get("select_seed", SELECT_SEED))
     docs = (
