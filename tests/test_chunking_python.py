@@ -115,9 +115,9 @@ def test_python_class_attributes_are_fields_and_enum_members_are_members() -> No
 
 
 def test_python_instance_attributes_are_fields_of_their_class() -> None:
-    """``self.x = …`` in any method is a field of the class (as pyrefly lists it),
-    once, at its first assignment; not another object's attribute, nor a nested function's or a
-    static method's."""
+    """``self.x = …`` in any method is a field of the class (as pyrefly lists it), once, at its
+    first assignment, unless the class defines the name itself (above or below); not another
+    object's attribute, nor a nested function's or a static method's."""
     result = chunked(
         src(
             """
@@ -145,6 +145,14 @@ def test_python_instance_attributes_are_fields_of_their_class() -> None:
                 def reset(self: "Client") -> None:
                     self.host = None
                     self._buffer = []
+                    self.closed = False
+                    self.retries = 0
+
+                @property
+                def closed(self):
+                    return self._buffer is None
+
+                retries = 3
 
             def free(self):
                 self.loose = 1
@@ -166,7 +174,10 @@ def test_python_instance_attributes_are_fields_of_their_class() -> None:
         ("writer", "Client", 9, 9, 26),
         ("level", "Client", 20, 20, 12),
         ("_buffer", "Client", 24, 24, 13),
+        # Set on self, defined by the class below: the class's own (a property is a method).
+        ("retries", "Client", 32, 32, 4),
     }
+    assert [(s.kind, s.start_line) for s in result.symbols if s.name == "closed"] == [("method", 28)]
     assert all(c.kind != "field" for c in result.chunks)
 
 

@@ -93,7 +93,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     attributes too (cloudpickle's `CloudPickler.__init__`); chunks unchanged.
 # 36: version 34's parameter is only looked for in the function whose body holds the assignment
 #     as a statement (climbing further was quadratic in nesting); zod and RxJS list the same.
-CHUNKER_VERSION = 36
+# 37: an attribute set on `self` whose name its class defines (a property, a class attribute
+#     below the method) is that definition, not a second symbol; chunks unchanged.
+CHUNKER_VERSION = 37
 
 log = logging.getLogger(__name__)
 

@@ -280,7 +280,10 @@ class CodeChunker:
 
         scopes: list[_Scope] = []
         type_names: set[str] = set()
-        listed: set[tuple[str | None, str]] = set()  # (container, name) of the symbols so far
+        defined: set[tuple[str | None, str]] = set()  # (container, name) of each symbol
+        # Attributes set on `self`, each at its first assignment: a class attribute or method of
+        # the name, above or below, is that symbol already (a property's setter, say).
+        attributes: dict[tuple[str | None, str], Symbol] = {}
         for start_byte, neg_end, order, key, node in entries:
             end_byte = -neg_end
             while scopes and (scopes[-1].end_byte <= start_byte or scopes[-1].end_byte < end_byte):
@@ -312,20 +315,20 @@ class CodeChunker:
                     type_names.add(name)
                 if rule.symbol:
                     container = ".".join((path[:-1] if rule.receiver else path) + qualifier) or None
-                    if rule.receiver and (container, name) in listed:
-                        continue  # `self.x` set again, or a class attribute set on an instance
-                    listed.add((container, name))
-                    self.symbols.append(
-                        Symbol(
-                            name=name,
-                            kind=kind,
-                            container=container,
-                            start_line=span_start,
-                            end_line=span_end,
-                            name_line=name_node.start_point.row + 1,
-                            name_col=self._char_col(name_node),
-                        )
+                    symbol = Symbol(
+                        name=name,
+                        kind=kind,
+                        container=container,
+                        start_line=span_start,
+                        end_line=span_end,
+                        name_line=name_node.start_point.row + 1,
+                        name_col=self._char_col(name_node),
                     )
+                    if rule.receiver:  # listed after the walk, unless its class defines the name
+                        attributes.setdefault((container, name), symbol)
+                    else:
+                        defined.add((container, name))
+                        self.symbols.append(symbol)
                 if first is None:
                     first = (name, qualifier, kind)
 
@@ -366,6 +369,7 @@ class CodeChunker:
                         order=order,
                     )
                 )
+        self.symbols += [symbol for key, symbol in attributes.items() if key not in defined]
 
     def _tree(self) -> list[_Unit]:
         """Nest the chunk units by their spans (identical spans, typedef struct, are one) and
