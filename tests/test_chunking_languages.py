@@ -274,6 +274,38 @@ def test_a_module_const_made_by_a_call_is_a_definition(language: str) -> None:
     ]
 
 
+@pytest.mark.parametrize("language", ["typescript", "javascript"])
+def test_an_exported_module_const_is_a_symbol_whatever_its_case(language: str) -> None:
+    result = chunked(
+        src(
+            """
+            export const version = "7.8.1";
+            export const asap = asapScheduler;
+            export let counter = 0;
+            const internal = 2;
+            export const handler = () => internal;
+            """
+        ),
+        language,
+    )
+    # What a module exports is its API, as tsserver lists it; a `let` is no constant, and what
+    # the module keeps to itself stays out unless UPPER_CASE (or a function, object, call …).
+    assert symbols_of(result) == {
+        ("version", "constant", None),
+        ("asap", "constant", None),
+        ("handler", "function", None),
+    }
+    assert [c.kind for c in result.chunks] == ["window"]
+
+
+def test_a_typescript_namespace_lists_its_exported_consts() -> None:
+    result = chunked(
+        src('export namespace ts {\n    export const version = "5.0";\n    const hidden = 1;\n}\n'),
+        "typescript",
+    )
+    assert symbols_of(result) == {("ts", "namespace", None), ("version", "constant", "ts")}
+
+
 @pytest.mark.parametrize("language", ["typescript", "tsx"])
 def test_typescript(language: str) -> None:
     result = chunked(TYPESCRIPT, language)

@@ -95,7 +95,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     as a statement (climbing further was quadratic in nesting); zod and RxJS list the same.
 # 37: an attribute set on `self` whose name its class defines (a property, a class attribute
 #     below the method) is that definition, not a second symbol; chunks unchanged.
-CHUNKER_VERSION = 37
+# 38: a `const` a JavaScript/TypeScript module or namespace exports is a symbol whatever its case
+#     (`export const asap = asapScheduler`); chunks unchanged.
+CHUNKER_VERSION = 38
 
 log = logging.getLogger(__name__)
 

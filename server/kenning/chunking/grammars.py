@@ -434,6 +434,13 @@ _JS_SHARED_DEFINITIONS = """
         "(lexical_declaration (variable_declarator name: (identifier)) @constant)",
     )
 )
+# Any other `const` a module or a TypeScript namespace exports (`export const version =
+# "7.8.1"`); the rules above take the ones they read first (functions, objects, UPPER_CASE …).
+_JS_SHARED_DEFINITIONS += "".join(
+    f"""({parent} (export_statement (lexical_declaration kind: "const"
+         (variable_declarator name: (identifier)) @exported)))\n"""
+    for parent in ("program", "statement_block")
+)
 
 _JS_DEFINITIONS = (
     _JS_SHARED_DEFINITIONS
@@ -497,6 +504,8 @@ _JS_RULES: dict[str, Rule] = {
     # drew sentences from the functions using them (JavaScript −0.003 on two samples).
     "instance": Rule("constant"),
     "constant": Rule("constant", name_pattern=_UPPER),
+    # What a module exports is its API, whatever its case, as tsserver lists it (a symbol only).
+    "exported": Rule("constant"),
 }
 
 _TS_RULES: dict[str, Rule] = {
