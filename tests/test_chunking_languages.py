@@ -526,6 +526,30 @@ def test_rust() -> None:
     ]
 
 
+def test_a_rust_traits_associated_type_is_its_symbol() -> None:
+    result = chunked(
+        src(
+            """
+            pub trait Iterator {
+                type Item;
+                fn next(&mut self) -> Option<Self::Item>;
+            }
+            impl Iterator for Counter {
+                type Item = u32;
+                fn next(&mut self) -> Option<u32> { None }
+            }
+            """
+        ),
+        "rust",
+    )
+    # As rust-analyzer lists them: the trait's `type Item;` and the impl's `type Item = u32;`.
+    assert {(s.name, s.kind, s.container, s.start_line) for s in result.symbols if s.name == "Item"} == {
+        ("Item", "type", "Iterator", 2),
+        ("Item", "type", "Counter", 6),
+    }
+    assert [(c.start_line, c.kind) for c in result.chunks][:1] == [(1, "trait")]
+
+
 def test_rust_big_impl_is_split_per_method_with_impl_header() -> None:
     result = chunked(RUST, "rust", max_chars=90)
     fmt_chunk = chunk_at(result, 21)

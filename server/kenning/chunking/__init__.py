@@ -97,7 +97,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     below the method) is that definition, not a second symbol; chunks unchanged.
 # 38: a `const` a JavaScript/TypeScript module or namespace exports is a symbol whatever its case
 #     (`export const asap = asapScheduler`); chunks unchanged.
-CHUNKER_VERSION = 38
+# 39: a Rust trait's associated type (`type Item;`) is a symbol of the trait; chunks unchanged.
+CHUNKER_VERSION = 39
 
 log = logging.getLogger(__name__)
 

@@ -704,6 +704,7 @@ GRAMMARS: dict[str, Grammar] = {
             (impl_item) @impl
             (mod_item body: (_)) @module
             (type_item) @type
+            (associated_type) @associated_type
             (const_item) @constant
             (static_item) @variable
             (macro_definition) @macro
@@ -726,6 +727,9 @@ GRAMMARS: dict[str, Grammar] = {
             ),
             "module": Rule("module", chunk=True, container=True, scope=True),
             "type": Rule("type", chunk=True),
+            # A trait's `type Item;` (its impls' `type Item = u8;` are type items), as
+            # rust-analyzer lists it under the trait; a symbol only, so trait chunks are unchanged.
+            "associated_type": Rule("type"),
             "constant": Rule("constant"),
             "variable": Rule("variable"),
             "macro": Rule("macro", chunk=True),
