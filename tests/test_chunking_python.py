@@ -114,6 +114,30 @@ def test_python_class_attributes_are_fields_and_enum_members_are_members() -> No
     assert all(c.kind not in ("field", "enum_member") for c in result.chunks)
 
 
+def test_python_type_aliases_are_symbols() -> None:
+    result = chunked(
+        src(
+            """
+            from typing import TypeAlias
+            Vector = list[float]
+            Matrix: TypeAlias = list[Vector]
+            type Point = tuple[float, float]
+            type Pair[T] = tuple[T, T]
+            first = rows[0]
+            """
+        ),
+        "python",
+    )
+    # As pyright lists them; `first = rows[0]` indexes a value and stays out.
+    assert symbols_of(result) == {
+        ("Vector", "type", None),
+        ("Matrix", "type", None),
+        ("Point", "type", None),
+        ("Pair", "type", None),
+    }
+    assert [c.kind for c in result.chunks] == ["window"]
+
+
 def test_python_instance_attributes_are_fields_of_their_class() -> None:
     """``self.x = …`` in any method is a field of the class (as pyrefly lists it), once, at its
     first assignment, unless the class defines the name itself (above or below); not another

@@ -98,7 +98,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 38: a `const` a JavaScript/TypeScript module or namespace exports is a symbol whatever its case
 #     (`export const asap = asapScheduler`); chunks unchanged.
 # 39: a Rust trait's associated type (`type Item;`) is a symbol of the trait; chunks unchanged.
-CHUNKER_VERSION = 39
+# 40: Python type aliases (`Vector = list[float]`, `Matrix: TypeAlias = …`, `type Point = …`) are
+#     symbols; chunks unchanged.
+CHUNKER_VERSION = 40
 
 log = logging.getLogger(__name__)
 

@@ -181,6 +181,15 @@ def python_assigned_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     return found
 
 
+def python_type_alias_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """``type Point = tuple[float, float]`` and ``type Pair[T] = tuple[T, T]`` name ``Point``
+    and ``Pair``."""
+    left = node.child_by_field_name("left")
+    while left is not None and left.type != "identifier":
+        left = left.named_children[0] if left.named_child_count else None
+    return [(left, ())] if left is not None else []
+
+
 _PYTHON_NAMED_PARAMETERS = frozenset({"typed_parameter", "default_parameter", "typed_default_parameter"})
 
 
@@ -610,6 +619,11 @@ GRAMMARS: dict[str, Grammar] = {
             (function_definition) @function
             (module (expression_statement (assignment left: (identifier)) @constant))
             (module (expression_statement (assignment left: (identifier) right: (call)) @made))
+            (module (expression_statement (assignment left: (identifier) right: (subscript)) @alias))
+            (module (expression_statement
+              (assignment left: (identifier) type: (type) @_annotation) @annotated_alias)
+              (#match? @_annotation "TypeAlias$"))
+            (module (type_alias_statement) @type_alias)
             (class_definition
               superclasses: (argument_list [(identifier) (attribute)] @_base)
               body: (block (expression_statement (assignment left: (identifier)) @enum_member))
@@ -626,6 +640,11 @@ GRAMMARS: dict[str, Grammar] = {
             # pyright lists: typing's `List = _alias(list, 1)`, `Point = namedtuple(…)`,
             # `Session = sessionmaker(…)`. Not `log = getLogger(…)`.
             "made": Rule("variable", names=python_assigned_names, name_pattern=_CAP_WORDS),
+            # Type aliases, as pyright lists them: a CapWords name given a subscripted type
+            # (`Vector = list[float]`), one annotated `TypeAlias`, and `type Point = …`.
+            "alias": Rule("type", names=python_assigned_names, name_pattern=_CAP_WORDS),
+            "annotated_alias": Rule("type", names=python_assigned_names),
+            "type_alias": Rule("type", names=python_type_alias_name),
             # A class's attributes (dataclass fields, class constants) and an Enum's members, as
             # pyright lists them; the Enum pattern comes first, as it must win.
             "enum_member": Rule("enum_member", names=python_assigned_names),
