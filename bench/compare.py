@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.multilang import LABELS, group_scores
+from bench.multilang import LABELS, group_scores, measured
 
 GROUP = "Go + Rust + TypeScript"
 Run = dict[str, Any]  # what `bench.multilang --json` writes
@@ -42,10 +42,6 @@ def moved(before: dict[str, Any], after: dict[str, Any], kind: str = "descriptiv
     return up, down
 
 
-def _measured(run: Run) -> dict[str, Any]:
-    return {lang: v for lang, v in run["langs"].items() if "error" not in v}
-
-
 def _mrr(v: dict[str, Any], kind: str) -> float:
     return float(v["kenning"][kind]["hybrid"]["mrr@10"])
 
@@ -56,7 +52,7 @@ def _group(run: Run) -> float | None:
 
 
 def _lowest_identifier(run: Run) -> float | None:
-    scores = [_mrr(v, "identifier") for v in _measured(run).values() if v["queries"]["identifier"]]
+    scores = [_mrr(v, "identifier") for v in measured(run).values() if v["queries"]["identifier"]]
     return min(scores) if scores else None
 
 
@@ -68,17 +64,19 @@ def _pair(before: float | None, after: float | None, bold: bool = False) -> str:
 
 def table(samples: Sequence[tuple[str, Run, Run]]) -> str:
     """The Markdown table of ``(sample label, before, after)`` runs, one column per sample."""
+    # Each sample's measured languages, before and after, read once.
+    pairs = [(measured(before), measured(after)) for _, before, after in samples]
     langs: list[str] = []
-    for _, before, after in samples:
-        langs += [lang for lang in _measured(after) if lang in _measured(before) and lang not in langs]
+    for before_langs, after_langs in pairs:
+        langs += [lang for lang in after_langs if lang in before_langs and lang not in langs]
     lines = [
         "| language | " + " | ".join(label for label, _, _ in samples) + " |",
         "|---|" + "---|" * len(samples),
     ]
     for lang in langs:
         cells = []
-        for _, before, after in samples:
-            b, a = _measured(before).get(lang), _measured(after).get(lang)
+        for before_langs, after_langs in pairs:
+            b, a = before_langs.get(lang), after_langs.get(lang)
             if b is None or a is None or not a["queries"]["descriptive"]:
                 cells.append("—")
                 continue

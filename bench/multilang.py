@@ -312,19 +312,24 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
 TARGETS = {"descriptive": 0.65, "identifier": 0.92}
 
 
+def measured(r: dict[str, Any]) -> dict[str, Any]:
+    """The languages of a run that were measured (not skipped for missing sources)."""
+    return {lang: v for lang, v in r["langs"].items() if "error" not in v}
+
+
 def group_scores(r: dict[str, Any]) -> list[dict[str, Any]]:
     """Each group's mean hybrid MRR@10 per kind over the languages measured (a language given by
     several sources counts as their mean), and the sources not measured."""
-    measured = {lang: v for lang, v in r["langs"].items() if "error" not in v}
+    langs = measured(r)
     out: list[dict[str, Any]] = []
     for name, members in GROUPS:
-        present = [tuple(src for src in sources if src in measured) for sources in members]
+        present = [tuple(src for src in sources if src in langs) for sources in members]
         counted = [sources for sources in present if sources]
         if not counted:
             continue
         means = {
             kind: sum(
-                sum(measured[src]["kenning"][kind]["hybrid"]["mrr@10"] for src in sources) / len(sources)
+                sum(langs[src]["kenning"][kind]["hybrid"]["mrr@10"] for src in sources) / len(sources)
                 for sources in counted
             )
             / len(counted)
@@ -341,9 +346,8 @@ def below_naive(r: dict[str, Any]) -> list[str]:
     """The languages whose descriptive hybrid MRR@10 is below the naive windows'."""
     return [
         lang
-        for lang, v in r["langs"].items()
-        if "error" not in v
-        and v["kenning"]["descriptive"]["hybrid"]["mrr@10"] < v["naive"]["descriptive"]["hybrid"]["mrr@10"]
+        for lang, v in measured(r).items()
+        if v["kenning"]["descriptive"]["hybrid"]["mrr@10"] < v["naive"]["descriptive"]["hybrid"]["mrr@10"]
     ]
 
 
@@ -362,7 +366,6 @@ LABELS = {
 
 
 def markdown(r: dict[str, Any]) -> str:
-    label = LABELS
     documented = r.get("documented", False)
     start, end = markers(documented, r.get("select_seed", SELECT_SEED))
     docs = (
@@ -389,12 +392,12 @@ def markdown(r: dict[str, Any]) -> str:
     ]
     for lang, v in r["langs"].items():
         if "error" in v:
-            lines.append(f"| {label.get(lang, lang)} | {v['error']} | | | | | | | | |")
+            lines.append(f"| {LABELS.get(lang, lang)} | {v['error']} | | | | | | | | |")
             continue
         k, n = v["kenning"], v["naive"]
         off = {kind: f"{v['no_adapter'][kind]['mrr@10']:.3f}" if "no_adapter" in v else "–" for kind in KINDS}
         lines.append(
-            f"| {label.get(lang, lang)} | {v['files']} / {v['chunks']['kenning']:,}"
+            f"| {LABELS.get(lang, lang)} | {v['files']} / {v['chunks']['kenning']:,}"
             f" ({v['chunks']['naive']:,}) | {v['queries']['descriptive']} / {v['queries']['identifier']}"
             f" | {k['descriptive']['hybrid']['mrr@10']:.3f} | {off['descriptive']}"
             f" | {n['descriptive']['hybrid']['mrr@10']:.3f} | {k['descriptive']['semantic']['mrr@10']:.3f}"
@@ -402,7 +405,7 @@ def markdown(r: dict[str, Any]) -> str:
             f" | {n['identifier']['hybrid']['mrr@10']:.3f} |"
         )
     owners = [
-        f"{label.get(lang, lang)} {v['owner_named']['named']}/{v['owner_named']['method_chunks']}"
+        f"{LABELS.get(lang, lang)} {v['owner_named']['named']}/{v['owner_named']['method_chunks']}"
         for lang, v in r["langs"].items()
         if "owner_named" in v
     ]
@@ -426,13 +429,13 @@ def markdown(r: dict[str, Any]) -> str:
             ]
             lines.append(
                 f"| {g['group']} | {cells[0]} | {cells[1]} |"
-                f" {', '.join(label.get(m, m) for m in g['missing']) or '–'} |"
+                f" {', '.join(LABELS.get(m, m) for m in g['missing']) or '–'} |"
             )
         below = below_naive(r)
         lines += [
             "",
             "Below its naive windows (descriptive): "
-            + (", ".join(label.get(lang, lang) for lang in below) if below else "no language")
+            + (", ".join(LABELS.get(lang, lang) for lang in below) if below else "no language")
             + ".",
         ]
     t = r.get("tuning")
