@@ -42,6 +42,11 @@ STATUS_INTERVAL_S = 1.0
 POLL_INTERVAL_S = 30.0
 # How long a stopping folder waits for a model still loading beside the open (see stop()).
 MODEL_LOAD_JOIN_S = 30.0
+# A reader checks this often whether the process writing its index has gone, to take over.
+TAKEOVER_EVERY_S = 2.0
+# A store locked by a writer that has not created it yet is tried again this often, this long.
+OPEN_RETRY_EVERY_S = 0.25
+OPEN_RETRY_FOR_S = 30.0
 # What a status says while the store is not open (its counts are unknown, not zero).
 OPENING_MESSAGE = "opening the index; counts follow"
 CLOSING_MESSAGE = "closing the index"
@@ -244,21 +249,16 @@ class FolderIndex:
                 target=self.engine.encoder, name="kenning-model-load", daemon=True
             )
             self._model_load.start()
-        try:
-            self.engine.open()
-        except (StoreCorrupt, StoreRefused, OSError) as exc:
-            self.open_error = f"cannot open the index of {self.root}: {exc}"
-            self.engine.states.fail(self.open_error)
-            log.error("%s", self.open_error)
-            self.opened.set()
-            self._emit_status(force=True)
+        if not self._open():
             return
         self.opened.set()
         if self.engine.read_only:
             self.engine.states.ready(self.engine.read_only_reason)
             self._emit_status(force=True)
             self.symbols.warm()
-            return  # another process keeps this index current; we only read it
+            # Another process keeps this index current; we read it, and write it once it leaves.
+            if not self._take_over_when_writer_leaves():
+                return
         self._emit_status(force=True)
         while True:
             job = self._next_job()
@@ -271,6 +271,73 @@ class FolderIndex:
                 log.exception("indexing %s failed", self.root)
                 self.engine.states.fail(f"indexing failed: {exc}")
                 self._emit_status(force=True)
+
+    def _open(self) -> bool:
+        """Open the engine; False (with the error said) when it cannot be. A store that another
+        process holds the writer lock of but has not created yet (two servers started at once on
+        a new workspace) is tried again for a while: its writer is about to make it."""
+        deadline = time.monotonic() + OPEN_RETRY_FOR_S
+        waiting = False
+        while True:
+            try:
+                self.engine.open()
+                return True
+            except (StoreCorrupt, StoreRefused, OSError) as exc:
+                if self.engine.writer_elsewhere is None or time.monotonic() >= deadline:
+                    self.open_error = f"cannot open the index of {self.root}: {exc}"
+                    self.engine.states.fail(self.open_error)
+                    log.error("%s", self.open_error)
+                    self.opened.set()
+                    self._emit_status(force=True)
+                    return False
+                if not waiting:
+                    log.info("%s (%s); waiting for it", self.root, exc)
+                    waiting = True
+            if self._stopped_within(OPEN_RETRY_EVERY_S):
+                return False
+
+    def _take_over_when_writer_leaves(self) -> bool:
+        """A reader because another process holds the writer lock: check every
+        ``TAKEOVER_EVERY_S`` whether it has let go, and then reopen the store as its writer and
+        catch up with a full scan (True). False when the folder stops first, or when this index
+        is read-only for another reason (asked to be; a full disk), which a writer leaving
+        does not change."""
+        engine = self.engine
+        while engine.writer_elsewhere is not None:
+            if self._stopped_within(TAKEOVER_EVERY_S):
+                return False
+            if not engine.writer_gone():
+                continue
+            holder = engine.writer_elsewhere
+            try:
+                engine.reopen()
+            except (StoreCorrupt, StoreRefused, OSError) as exc:
+                # Closed by reopen: requests say "not open" until the next try succeeds.
+                log.error("taking over the index of %s failed: %s", self.root, exc)
+                engine.writer_elsewhere = holder
+                continue
+            if engine.read_only:  # another process took the lock first: follow it instead
+                engine.states.ready(engine.read_only_reason)
+                self._emit_status(force=True)
+                continue
+            log.info("%s: %s has let the index go; this server writes it now", self.root, holder)
+            with self._cond:
+                # Whatever changed while we only read: one incremental scan, with progress.
+                self._full = True
+                self._full_progress = True
+            return True
+        return False
+
+    def _stopped_within(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` (file events do not cut it short); True if stop() came."""
+        deadline = time.monotonic() + seconds
+        with self._cond:
+            while not self._stop:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
 
     def _next_job(self) -> _Job | None:
         with self._cond:
@@ -334,7 +401,8 @@ class FolderIndex:
         try:
             lost = engine.store_lost() if engine.db is not None else "the index is not open"
             if lost is not None:
-                engine.reopen(lost)
+                log.warning("%s: reopening the index (rebuilt if it is gone)", lost)
+                engine.reopen()
                 job.full = True
                 if engine.read_only:  # another process built the new store and still writes it
                     engine.states.ready(engine.read_only_reason)

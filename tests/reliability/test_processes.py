@@ -1,10 +1,10 @@
 """Cases 24 and 25: a second server on the same workspace, and a client that dies without a word.
 
 Two servers: the second sees the writer lock, serves read-only (its searches work) and never
-writes; when the first exits, the second stays read-only until it is restarted (documented in
-docs/reliability.md). A dead client: the server notices end of input, or — when its input stays
-open — that the ``processId`` it was given is gone, and exits within seconds, leaving an index
-that checks out.
+writes; when the first exits, the second takes over writing and catches up. One that finds the
+lock held but no database yet (two started at once on a new workspace) waits for it, not fails.
+A dead client: the server notices end of input, or — when its input stays open — that the
+``processId`` it was given is gone, and exits within seconds, leaving an index that checks out.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from kenning.config import Config
+from kenning.store.location import open_store_dir
+from kenning.store.lock import WriterLock
+from kenning.store.trust import store_key
 from tests.conftest import FILES, write_workspace
 from tests.reliability.conftest import StartServer, generate_workspace
 
@@ -67,25 +71,62 @@ def test_second_server_reads_and_never_writes(
     assert _store_digest(store) == before
     assert (store / "lock").read_text() == lock_text
 
-    # The first server exits: the second keeps answering, still read-only (until restarted).
+    # The first server exits: the second takes over writing (within TAKEOVER_EVERY_S) and
+    # catches up with what changed while it only read: late.py, saved above.
     assert first.close() == 0
-    after_first = _store_digest(store)
-    assert second.search("circle_area", mode="lexical")["results"]
-    second.notify("textDocument/didSave", {"textDocument": {"uri": (root / "late.py").as_uri()}})
-    second.command("kenning.reindex")
-    time.sleep(1.0)
-    assert second.alive()
-    assert _store_digest(store) == after_first
-    assert not second.search("wombat_burrow_depth", mode="lexical")["results"]
-    statuses = second.command("kenning.status")
-    assert "being written by" in statuses[0].get("message", ""), statuses
+    second.wait_notification(
+        lambda m: (
+            m.get("method") == "kenning/indexStatus"
+            and m["params"]["state"] == "ready"
+            and "being written by" not in (m["params"].get("message") or "")
+        ),
+        timeout=60,
+    )
+    assert f"pid {second.proc.pid}" in (store / "lock").read_text()
+    assert second.search("wombat_burrow_depth", mode="lexical")["results"]
+    assert second.search("circle_area", mode="lexical")["results"][0]["uri"].endswith("/geometry.py")
+    # ... and keeps the index current from then on, as any writer does.
+    (root / "later.py").write_text("def platypus_bill_width():\n    return 5\n")
+    second.notify("textDocument/didSave", {"textDocument": {"uri": (root / "later.py").as_uri()}})
+    deadline = time.monotonic() + 30
+    while not second.search("platypus_bill_width", mode="lexical")["results"]:
+        assert time.monotonic() < deadline, "a save after the takeover was not indexed"
+        time.sleep(0.1)
+    dense = second.search("width of a duck-billed animal's beak", mode="semantic")["results"]
+    assert dense, "the new writer embeds too"
     assert second.close() == 0
+    with sqlite3.connect(store / "kenning.sqlite3") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
-    # A restarted server is the writer again and catches up.
+    # A restarted server is the writer again and finds everything.
     third = start_server(root, options, watch_files=True)
     third.wait_state("ready")
     assert third.search("wombat_burrow_depth", mode="lexical")["results"]
+    assert third.search("platypus_bill_width", mode="lexical")["results"]
     assert third.close() == 0
+
+
+def test_a_server_waits_for_a_store_its_writer_has_not_made_yet(
+    tmp_path: Path, tiny_model: Path, start_server: StartServer
+) -> None:
+    """Two servers started at once on a new workspace: the one that loses the writer lock can
+    find no database yet. It waits for the writer to make it instead of failing for good."""
+    root = write_workspace(tmp_path / "ws", FILES)
+    store = open_store_dir(root, Config(), store_key()).path
+    lock = WriterLock(store)  # the other server: holds the lock, has not created the database
+    lock.acquire()
+    try:
+        server = start_server(root, {"model": str(tiny_model)}, watch_files=True)
+        time.sleep(1.5)
+        assert all(s["state"] != "error" for s in server.statuses()), server.statuses()
+    finally:
+        lock.release()  # it exits before making the database: the waiting server writes it
+    status = server.wait_state("ready", timeout=60)
+    assert "being written by" not in (status.get("message") or ""), status
+    assert f"pid {server.proc.pid}" in (store / "lock").read_text()
+    assert server.search("circle_area", mode="lexical")["results"][0]["uri"].endswith("/geometry.py")
+    assert not any("cannot open" in line for line in server.log_lines())
+    assert server.close() == 0
 
 
 # -- case 25 ----------------------------------------------------------------------------------------

@@ -111,6 +111,10 @@ class Engine(ModelBinding, VectorKeeping):
         self._unconnected: EmbeddingBackend | None = None
         self.read_only = False
         self.read_only_reason: str | None = None
+        # Who writes the store when another process holds its writer lock (this engine then
+        # reads it and may take over when that process lets go: see ``writer_gone``).
+        self.writer_elsewhere: str | None = None
+        self.writer_elsewhere_logged: str | None = None
         # The index's state and its message: moved only through this object (see kenning.state).
         self.states = IndexStates()
         self.churn = 0
@@ -157,6 +161,7 @@ class Engine(ModelBinding, VectorKeeping):
         self._lock = WriterLock(self.store_dir)
         self.read_only = False
         self.read_only_reason = None
+        self.writer_elsewhere = None
         if self._want_read_only is not True:
             try:
                 self._lock.acquire()
@@ -165,7 +170,10 @@ class Engine(ModelBinding, VectorKeeping):
                     raise
                 self.read_only = True
                 self.read_only_reason = str(exc)
-                log.warning("%s; opening it read-only", exc)
+                if exc.holder != self.writer_elsewhere_logged:  # once per writer, not per retry
+                    log.warning("%s; opening it read-only", exc)
+                    self.writer_elsewhere_logged = exc.holder
+                self.writer_elsewhere = exc.holder
         else:
             self.read_only = True
             self.read_only_reason = "opened read-only"
@@ -260,9 +268,22 @@ class Engine(ModelBinding, VectorKeeping):
             return f"{store.path} lost its kenning-store marker"
         return db.replaced()
 
-    def reopen(self, reason: str) -> None:
-        """Drop everything read from the old store and open the one now at its place."""
-        log.warning("%s: reopening the index (rebuilt if it is gone)", reason)
+    def writer_gone(self) -> bool:
+        """For an engine that another process's writer lock made read-only: whether that
+        process has let the lock go (exited, or closed the store), so this one can write."""
+        if self.writer_elsewhere is None:
+            return False
+        probe = WriterLock(self.store_dir)
+        try:
+            probe.acquire()
+        except (LockHeld, OSError):
+            return False
+        probe.release()
+        return True
+
+    def reopen(self) -> None:
+        """Drop everything read from the old store and open the one now at its place (a store
+        deleted or replaced under us; a reader taking over from a writer that has gone)."""
         self.drop_graph_load()
         self._close_connections()
         self._lock.release()

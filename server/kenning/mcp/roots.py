@@ -9,8 +9,8 @@ commits. ``Roots`` adds what an agent's calls need on top:
 - before answering, a cheap incremental rescan (a stat per file; ~1 s on the standard library when
   nothing changed), at most every ``RESCAN_EVERY_S`` and waited for at most ``RESCAN_WAIT_S``, so
   a file the agent just edited is found by its next search;
-- a reader notices when the writer has gone and takes over writing (and one that could not open
-  at all tries again), so an MCP server that started second does not keep a stale index;
+- a root whose index could not be opened at all is tried again (a reader whose writer has gone
+  takes over writing by itself, as ``FolderIndex`` does in the language server too);
 - ``stop`` closes every engine, which saves the graph and releases the lock for whoever is next.
 """
 
@@ -27,7 +27,6 @@ from pathlib import Path
 from kenning.config import Config
 from kenning.engine import EncoderFactory, default_encoder_factory
 from kenning.folder import FolderIndex
-from kenning.store.lock import LockHeld, WriterLock
 from kenning.types import ShouldStop
 from kenning.workspace import path_to_uri, resolve_inside
 
@@ -41,7 +40,7 @@ RESCAN_EVERY_S = 5.0
 RESCAN_WAIT_S = 2.0
 # The first call after start waits this long for the first scan's lexical rows.
 FIRST_SCAN_WAIT_S = 10.0
-# A reader checks this often (at call time) whether the writer has gone, to take over.
+# A root that could not be opened is tried again at most this often (at call time).
 REOPEN_EVERY_S = 2.0
 # A replaced read-only engine is closed this long after, so calls already using it finish first.
 RETIRE_AFTER_S = 30.0
@@ -183,25 +182,17 @@ class Roots:
         return folder
 
     def _maybe_reopen(self, root: Root) -> None:
-        """A reader whose writer has gone becomes the writer; a failed open is tried again."""
+        """A root whose index could not be opened is tried again. (A reader whose writer has
+        gone takes over by itself: see ``FolderIndex``.)"""
         folder = root.folder
-        if not folder.opened.is_set():
-            return
-        if not (folder.engine.read_only or folder.open_error):
+        if not folder.opened.is_set() or not folder.open_error:
             return
         now = time.monotonic()
         with root.lock:
             if root.folder is not folder or now - root.last_reopen < REOPEN_EVERY_S:
                 return
             root.last_reopen = now
-            if folder.engine.read_only:
-                probe = WriterLock(folder.engine.store_dir)
-                try:
-                    probe.acquire()
-                except (LockHeld, OSError):
-                    return  # still written by someone else
-                probe.release()
-            log.info("%s: reopening the index (%s)", root.path, folder.open_error or "its writer has gone")
+            log.info("%s: opening the index again (%s)", root.path, folder.open_error)
             fresh = self._new_folder(root.path)
             fresh.start(index_now=True)
             root.folder = fresh
