@@ -72,3 +72,21 @@ def test_workspace_symbols_same_name_public_then_shallow(tmp_path: Path) -> None
         ("_impl.py", None),
         ("pkg/api.py", "_Private"),
     ]
+
+
+def test_workspace_symbols_same_name_and_depth_types_then_functions_then_members(tmp_path: Path) -> None:
+    """Equal names at equal depth: a class, then functions and methods, then values, then a
+    class's fields (``self.name = …`` is listed as a field since chunker version 33)."""
+    files = {
+        "a.py": "class User:\n    def __init__(self, name):\n        self.name = name\n",
+        "b.py": "class Page:\n    def name(self):\n        return 'page'\n",
+        "c.py": "class Site:\n    class name:\n        pass\n",
+        "d.py": "class Tag:\n    name: str = 'tag'\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    with Engine(tmp_path, Config()).open() as engine:
+        update(engine, embed=False)
+        hits = [h.symbol for h in SymbolSearch(engine).find("name", 10)]
+    order = [(h.path, h.kind) for h in hits if h.name == "name"]
+    assert order == [("c.py", "class"), ("b.py", "method"), ("a.py", "field"), ("d.py", "field")]

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -84,13 +84,13 @@ class _Symbols:
 
     def tie_order(self) -> list[int]:
         """Per symbol, its place among symbols of the same name (see ``_tie``)."""
-        cache: dict[tuple[str, str | None], int] = {}
+        cache: dict[tuple[str, str | None, str], int] = {}
         out: list[int] = []
-        for path, container in zip(self.paths, self.containers, strict=True):
-            key = (path, container)
+        for path, container, kind in zip(self.paths, self.containers, self.kinds, strict=True):
+            key = (path, container, kind)
             tie = cache.get(key)
             if tie is None:
-                tie = cache[key] = _tie(path, container)
+                tie = cache[key] = _tie(path, container, kind)
             out.append(tie)
         return out
 
@@ -109,12 +109,24 @@ class _Symbols:
         )
 
 
-def _tie(path: str, container: str | None) -> int:
+# Among equally named and equally deep symbols: types, then functions, then values, then a
+# type's members (a field named ``name`` after the ``name()`` functions). Unknown kinds last.
+_KIND_TIE: Final[dict[str, int]] = {
+    **dict.fromkeys(("class", "struct", "interface", "trait", "enum", "type", "module", "namespace"), 0),
+    **dict.fromkeys(("function", "method", "constructor", "macro"), 1),
+    **dict.fromkeys(("constant", "variable"), 2),
+    **dict.fromkeys(("field", "property", "enum_member"), 3),
+}
+_KIND_TIES = 5
+
+
+def _tie(path: str, container: str | None, kind: str) -> int:
     """A symbol's place among symbols of the same name: public containers before private ones,
-    then shallower (path directories plus container levels) first."""
+    then shallower (path directories plus container levels) first, then by kind (``_KIND_TIE``)."""
     parts = [*path.split("/"), *(container.split(".") if container else ())]
     private = any(_is_private(part) for part in parts)
-    return (4096 if private else 0) + min(len(parts), 4095)
+    depth = min(len(parts), 4095)
+    return ((4096 if private else 0) + depth) * _KIND_TIES + _KIND_TIE.get(kind, _KIND_TIES - 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +169,7 @@ class _View:
         def display_order(hit: tuple[_Symbols, int, float]) -> tuple[float, int, str, int]:
             symbols, i, score = hit
             name = symbols.names[i]
-            return -score, len(name), name, _tie(symbols.paths[i], symbols.containers[i])
+            return -score, len(name), name, _tie(symbols.paths[i], symbols.containers[i], symbols.kinds[i])
 
         ranked.sort(key=display_order)
         return [SymbolHit(symbols.row(i), score) for symbols, i, score in ranked[:limit]]
