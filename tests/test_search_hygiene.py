@@ -100,6 +100,31 @@ def test_a_store_chunked_by_another_version_rechunks_unchanged_files(tmp_path: P
         assert scan(eng).files_changed == 0
 
 
+def test_a_rechunk_rewrites_lexical_words_the_model_input_did_not_change(tmp_path: Path) -> None:
+    """A new chunker version may split names into other words (the FTS ``idents`` column)
+    without changing a chunk's model input. The chunk keeps its id and vector, and its words
+    and FTS row follow the new version: lexical search finds it by them."""
+    from kenning.chunking import CHUNKER_VERSION
+    from kenning.indexer import CHUNKER_VERSION_KEY, scan
+
+    for rel, text in FILES.items():
+        (tmp_path / rel).write_text(text)
+    with Engine(tmp_path, Config()).open() as eng:
+        assert eng.db is not None
+        scan(eng)
+        rows = eng.db.writer.execute("SELECT id, idents FROM chunks ORDER BY id").fetchall()
+        # What an older chunker wrote: other words for every chunk, the model input the same.
+        with eng.db.transaction() as conn:
+            conn.execute("UPDATE chunks SET idents = 'qzstalewordxq'")
+            eng.db.set_meta(conn, CHUNKER_VERSION_KEY, str(CHUNKER_VERSION - 1))
+        assert search(eng, SearchQuery(text="qzstalewordxq", limit=5, mode="lexical")).hits
+        assert scan(eng).files_changed == len(FILES)
+        assert eng.db.writer.execute("SELECT id, idents FROM chunks ORDER BY id").fetchall() == rows
+        assert not search(eng, SearchQuery(text="qzstalewordxq", limit=5, mode="lexical")).hits
+        # An unchanged rescan rewrites nothing.
+        assert scan(eng).files_changed == 0
+
+
 def test_a_first_index_stopped_early_does_not_rechunk_what_it_committed(tmp_path: Path) -> None:
     """A first scan stopped after its first batch leaves those files committed by this chunker;
     the next scan chunks only the rest (a killed first index used to start over)."""

@@ -65,20 +65,26 @@ class Writes:
         """Make the file's chunks equal ``chunks``; return (removed ids, added ids).
 
         Chunks whose exact model input is unchanged keep their id (only their lines move), so an
-        edit re-embeds and re-inserts only what really changed.
+        edit re-embeds and re-inserts only what really changed. Their lexical words are
+        rewritten when they differ: a new chunker version may split names into other words
+        without changing what the model reads, and the FTS row must follow it.
         """
-        old: dict[bytes, list[int]] = {}
-        for cid, key in conn.execute("SELECT id, embed_key FROM chunks WHERE file_id=?", (file_id,)):
-            old.setdefault(bytes(key), []).append(cid)
+        old: dict[bytes, list[tuple[int, str]]] = {}
+        for cid, key, idents in conn.execute(
+            "SELECT id, embed_key, idents FROM chunks WHERE file_id=?", (file_id,)
+        ):
+            old.setdefault(bytes(key), []).append((cid, idents))
         added: list[int] = []
         for c in chunks:
             same = old.get(c.embed_key)
             if same:
-                cid = same.pop()
+                cid, idents = same.pop()
                 conn.execute(
                     "UPDATE chunks SET start_line=?, end_line=?, kind=?, symbol=? WHERE id=?",
                     (c.start_line, c.end_line, c.kind, c.symbol, cid),
                 )
+                if idents != c.idents:  # the FTS row follows (trigger chunks_au)
+                    conn.execute("UPDATE chunks SET idents=? WHERE id=?", (c.idents, cid))
                 continue
             row = conn.execute(
                 "INSERT INTO chunks(file_id, start_line, end_line, kind, symbol, header, text,"
@@ -96,7 +102,7 @@ class Writes:
                 ),
             ).fetchone()
             added.append(int(row[0]))
-        removed = [cid for ids in old.values() for cid in ids]
+        removed = [cid for rows in old.values() for cid, _ in rows]
         conn.executemany("DELETE FROM chunks WHERE id=?", [(cid,) for cid in removed])
         return removed, added
 
