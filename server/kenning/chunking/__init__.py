@@ -100,7 +100,10 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 39: a Rust trait's associated type (`type Item;`) is a symbol of the trait; chunks unchanged.
 # 40: Python type aliases (`Vector = list[float]`, `Matrix: TypeAlias = …`, `type Point = …`) are
 #     symbols; chunks unchanged.
-CHUNKER_VERSION = 40
+# 41: nothing chunked differently: a store chunks once more so that chunks whose model input
+#     was unchanged since an older version get that version's lexical words (a rechunk kept
+#     their old ``idents`` until the store fix of this version).
+CHUNKER_VERSION = 41
 
 log = logging.getLogger(__name__)
 
