@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from kenning.lexical import identifier_parts, name_parts, query_terms, split_identifiers
+from kenning.lexical import (
+    identifier_parts,
+    name_parts,
+    name_words,
+    query_terms,
+    split_identifiers,
+    with_compound_parts,
+)
 
 
 def test_camel_case_parts() -> None:
@@ -15,6 +22,25 @@ def test_camel_case_parts() -> None:
 def test_split_identifiers_only_adds_mixed_case_words() -> None:
     text = "def parseHttpHeader(raw_value, HTTPServer): return plain"
     assert split_identifiers(text) == "parse http header http server"
+
+
+def test_split_identifiers_leaves_compounds_to_names() -> None:
+    # Split in every word of a chunk, compounds moved more queries down than up outside Python.
+    assert split_identifiers("pid = os.getpid(); n = unsafe.Sizeof(x)") == ""
+
+
+def test_query_words_with_compound_parts() -> None:
+    assert with_compound_parts(["namespace", "init"]) == {"namespace", "name", "space", "init"}
+
+
+def test_name_words_split_compounds_name_parts_do_not() -> None:
+    # What the model reads keeps the name as written; what search matches has its words.
+    assert name_parts("Metadata.st_nlink") == ("metadata", "st", "nlink")
+    assert name_parts("_formatparam") == ("formatparam",)
+    assert name_words("_formatparam") == ("format", "param")
+    assert name_words("unsafe.Sizeof") == ("unsafe", "size", "of")
+    assert name_words("os.path.splitext") == ("os", "path", "split", "ext")
+    assert name_words("Deque.append") == ("deque", "append")
 
 
 def test_name_parts_splits_snake_dots_and_camel() -> None:

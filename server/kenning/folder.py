@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from kenning import compounds
 from kenning.config import Config
 from kenning.engine import EncoderFactory, Engine, Status, default_encoder_factory
 from kenning.indexer import EMBED_BATCH, FirstPaths, IndexProgress, embed_pending, scan, update
@@ -251,6 +252,7 @@ class FolderIndex:
             self._model_load.start()
         if not self._open():
             return
+        compounds.warm()  # search splits names with it: load it before the first query does
         self.opened.set()
         if self.engine.read_only:
             self.engine.states.ready(self.engine.read_only_reason)

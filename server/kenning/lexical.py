@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import re
 
+from kenning.compounds import compound_parts
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 # English function words that names are built with (`send_to`, `as_ptr`, `is_empty`,
@@ -39,7 +41,9 @@ def identifier_parts(word: str) -> list[str]:
 
 
 def split_identifiers(text: str) -> str:
-    """The camelCase parts of every mixed-case word in ``text``, space-joined (for FTS)."""
+    """The camelCase parts of every mixed-case word in ``text``, space-joined (for FTS).
+    Compounds (``sizeof``) are split only in names (``name_words``): split in every word of the
+    text, they moved more queries down than up outside Python (docs/performance.md, session 38)."""
     out: list[str] = []
     for word in _WORD.findall(text):
         # Most words of code are all lower case: skip them with one C call before the regex
@@ -70,6 +74,17 @@ def name_parts(name: str) -> tuple[str, ...]:
     words: list[str] = []
     for word in _WORD.findall(name):
         words.extend(identifier_parts(word))
+    return tuple(words)
+
+
+@functools.lru_cache(maxsize=65_536)
+def name_words(name: str) -> tuple[str, ...]:
+    """``name_parts`` with each compound split into its words (``Sizeof`` → ``size of``,
+    ``_formatparam`` → ``format param``): the words a sentence may say of the name. The model
+    reads ``name_parts`` (its tokenizer splits compounds its own way), search matches these."""
+    words: list[str] = []
+    for part in name_parts(name):
+        words.extend(compound_parts(part) or (part,))
     return tuple(words)
 
 
@@ -175,6 +190,15 @@ def written_out(name: str) -> str:
     ``MetadataExt.st_ino`` → ``metadata ext st inode``, ``Sprintf`` → ``string print
     formatted``."""
     return " ".join(ABBREVIATIONS.get(part, part) for part in name_parts(name))
+
+
+def with_compound_parts(terms: list[str]) -> set[str]:
+    """``terms`` and the words of each compound among them (``namespace`` → also ``name``,
+    ``space``): what a query's words may spell of a name split by ``name_words``."""
+    out = set(terms)
+    for term in terms:
+        out.update(compound_parts(term) or ())
+    return out
 
 
 def query_terms(query: str) -> list[str]:

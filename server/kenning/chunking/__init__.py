@@ -103,7 +103,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 41: nothing chunked differently: a store chunks once more so that chunks whose model input
 #     was unchanged since an older version get that version's lexical words (a rechunk kept
 #     their old ``idents`` until the store fix of this version).
-CHUNKER_VERSION = 41
+# 42: a chunk's lexical words split its name's and path's compounds (``kenning.compounds``:
+#     `Sizeof` → size of, `splitext` → split ext); chunks and what the model reads unchanged.
+CHUNKER_VERSION = 42
 
 log = logging.getLogger(__name__)
 

@@ -112,7 +112,7 @@ def _default_spec() -> ModelSpec:
     return ModelSpec(
         id=DEFAULT_MODEL_ID,
         onnx_path=_packaged_file(*_DEFAULT_ONNX),
-        tokenizer_path=_packaged_file(*_DEFAULT_TOKENIZER),
+        tokenizer_path=default_tokenizer_path(),
         max_tokens=DEFAULT_MAX_TOKENS,
         pooling="mean",
         query_prefix="",  # all-MiniLM-L6-v2 is symmetric: no query/passage prefixes
@@ -121,6 +121,11 @@ def _default_spec() -> ModelSpec:
         query_adapter=Path(__file__).with_name("data") / QUERY_ADAPTER_FILE,
         layer_patch=Path(__file__).with_name("data") / LAYER_PATCH_FILE,
     )
+
+
+def default_tokenizer_path() -> Path:
+    """The packaged model's ``tokenizer.json`` (its vocabulary also ranks ``bench.wordlist``)."""
+    return _packaged_file(*_DEFAULT_TOKENIZER)
 
 
 def _packaged_file(package: str, parts: tuple[str, ...]) -> Path:

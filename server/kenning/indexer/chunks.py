@@ -7,7 +7,7 @@ import hashlib
 import re
 
 from kenning.chunking import chunk_source
-from kenning.lexical import name_parts, split_identifiers
+from kenning.lexical import name_words, split_identifiers
 from kenning.store.rows import NewChunk, NewSymbol
 from kenning.workspace import SourceText
 
@@ -31,11 +31,11 @@ def embed_key(model_input: str) -> bytes:
 
 def new_chunks(path: str, source: SourceText, language: str) -> tuple[list[NewChunk], list[NewSymbol]]:
     chunked = chunk_source(path, source.text, language)
-    path_words = " ".join(name_parts(path))
+    path_words = " ".join(name_words(path))
     chunks = []
     for c in chunked.chunks:
         idents = split_identifiers(c.text)
-        symbol_words = " ".join(name_parts(c.symbol)) if c.symbol else ""
+        symbol_words = " ".join(name_words(c.symbol)) if c.symbol else ""
         chunks.append(
             NewChunk(
                 start_line=c.start_line,

@@ -25,7 +25,7 @@ from kenning.chunking.model import (
     TYPE_KINDS,
 )
 from kenning.engine import Engine
-from kenning.lexical import FUNCTION_WORDS, identifier_like, name_parts, query_terms
+from kenning.lexical import FUNCTION_WORDS, identifier_like, name_words, query_terms, with_compound_parts
 from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
 from kenning.search.markup import code_spans, linked_names, written_names
@@ -59,12 +59,12 @@ def spelled(part: str, terms: set[str]) -> bool:
 @functools.lru_cache(maxsize=65_536)
 def leaf_parts(symbol: str) -> frozenset[str]:
     """The words of a dotted name's last part: ``next``, ``back`` for ``iter.Filter.next_back``."""
-    return frozenset(name_parts(symbol.rsplit(".", 1)[-1]))
+    return frozenset(name_words(symbol.rsplit(".", 1)[-1]))
 
 
 def leaf_words(symbol: str) -> str:
     """A dotted name's last part in words, as a header lists members: ``as bytes``."""
-    return " ".join(name_parts(symbol.rsplit(".", 1)[-1]))
+    return " ".join(name_words(symbol.rsplit(".", 1)[-1]))
 
 
 def owner_parts(symbol: str) -> frozenset[str]:
@@ -150,7 +150,7 @@ def punctuation_fits(row: ChunkRow, written: frozenset[str]) -> bool:
         return leaf in written or (not written and not leaf.startswith("~"))
     if not written:
         return True
-    alike = [name for name in written if name_parts(name) == name_parts(leaf)]
+    alike = [name for name in written if name_words(name) == name_words(leaf)]
     if not alike:
         return True
     text = "".join(row.text.split())
@@ -482,7 +482,8 @@ def fuse(
     dense_score = dense_scores(dense)
     lexical_rank = {cid: i + 1 for i, cid in enumerate(lexical)}
     terms = query_terms(text)
-    term_set = set(terms)
+    # Names are matched by their words, compounds split (lexical.name_words): so are the query's.
+    term_set = with_compound_parts(terms)
     # A typed identifier (`parseHttpHeader`, `Filter next_back`) is what BM25 over split
     # identifiers finds best; a sentence is where the dense half leads.
     lexical_weight = tuning.IDENTIFIER_LEXICAL_WEIGHT if identifier_like(text) else tuning.LEXICAL_WEIGHT
