@@ -373,6 +373,26 @@ def file_ext(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
     yield from indexed(root, Encoder.load(layer_patch=False, query_adapter=False))
 
 
+def test_a_compound_named_declaration_knows_the_impl_kept_whole_that_implements_it(tmp_path: Path) -> None:
+    """A header lists members as written (`getpid`), while search splits compounds (`get pid`):
+    the two must meet on the header's words, or an `impl` kept whole loses its declarations."""
+    (tmp_path / "proc.rs").write_text(
+        "pub trait ProcExt {\n    fn getpid(&self) -> u32;\n\n    fn getppid(&self) -> u32;\n}\n\n"
+        "impl ProcExt for Proc {\n    fn getpid(&self) -> u32 {\n        self.0\n    }\n"
+        "    fn getppid(&self) -> u32 {\n        self.1\n    }\n}\n"
+    )
+    with Engine(tmp_path, Config()).open() as engine:
+        update(engine, embed=False)
+        assert engine.db is not None
+        conn = engine.db.reader()
+        rows = engine.db.chunks_by_id([cid for (cid,) in conn.execute("SELECT id FROM chunks")], conn)
+    by_symbol = {row.symbol: row for row in rows.values()}
+    assert by_symbol["Proc"].kind == "impl" and by_symbol["Proc"].header.startswith("process: getpid")
+    assert s.implementations(rows.values()) == {
+        by_symbol[f"ProcExt.{name}"].id: [by_symbol["Proc"].id] for name in ("getpid", "getppid")
+    }
+
+
 def test_a_declaration_knows_the_methods_that_implement_it(file_ext: Engine) -> None:
     assert file_ext.db is not None
     conn = file_ext.db.reader()

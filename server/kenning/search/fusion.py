@@ -25,7 +25,14 @@ from kenning.chunking.model import (
     TYPE_KINDS,
 )
 from kenning.engine import Engine
-from kenning.lexical import FUNCTION_WORDS, identifier_like, name_words, query_terms, with_compound_parts
+from kenning.lexical import (
+    FUNCTION_WORDS,
+    identifier_like,
+    name_parts,
+    name_words,
+    query_terms,
+    with_compound_parts,
+)
 from kenning.search import tuning
 from kenning.search.bm25 import rare_terms
 from kenning.search.markup import code_spans, linked_names, written_names
@@ -63,8 +70,9 @@ def leaf_parts(symbol: str) -> frozenset[str]:
 
 
 def leaf_words(symbol: str) -> str:
-    """A dotted name's last part in words, as a header lists members: ``as bytes``."""
-    return " ".join(name_words(symbol.rsplit(".", 1)[-1]))
+    """A dotted name's last part in words, as a header lists members: ``as bytes`` (its
+    compounds whole, as ``chunking.header`` writes them: ``getpid``)."""
+    return " ".join(name_parts(symbol.rsplit(".", 1)[-1]))
 
 
 def owner_parts(symbol: str) -> frozenset[str]:
