@@ -42,7 +42,8 @@ RESCAN_WAIT_S = 2.0
 FIRST_SCAN_WAIT_S = 10.0
 # A root that could not be opened is tried again at most this often (at call time).
 REOPEN_EVERY_S = 2.0
-# A replaced read-only engine is closed this long after, so calls already using it finish first.
+# A replaced folder (one that could not open) is stopped this long after, so calls already
+# using it finish first.
 RETIRE_AFTER_S = 30.0
 
 
