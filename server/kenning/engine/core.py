@@ -114,7 +114,7 @@ class Engine(ModelBinding, VectorKeeping):
         # Who writes the store when another process holds its writer lock (this engine then
         # reads it and may take over when that process lets go: see ``writer_gone``).
         self.writer_elsewhere: str | None = None
-        self.writer_elsewhere_logged: str | None = None
+        self._writer_logged: str | None = None
         # The index's state and its message: moved only through this object (see kenning.state).
         self.states = IndexStates()
         self.churn = 0
@@ -170,9 +170,9 @@ class Engine(ModelBinding, VectorKeeping):
                     raise
                 self.read_only = True
                 self.read_only_reason = str(exc)
-                if exc.holder != self.writer_elsewhere_logged:  # once per writer, not per retry
+                if exc.holder != self._writer_logged:  # once per writer, not per retry
                     log.warning("%s; opening it read-only", exc)
-                    self.writer_elsewhere_logged = exc.holder
+                    self._writer_logged = exc.holder
                 self.writer_elsewhere = exc.holder
         else:
             self.read_only = True
