@@ -44,6 +44,31 @@ def test_search_json_shape(indexed: Path) -> None:
     assert len(data["results"]) <= 3
 
 
+def test_a_reader_that_stops_reading_gets_no_traceback(indexed: Path) -> None:
+    # `kenning search … | head -1`: the pipe closes before the results are written.
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kenning",
+            "search",
+            "retry failed uploads",
+            "-k",
+            "20",
+            "--root",
+            str(indexed),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=600) == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
 def test_search_from_inside_the_root_and_modes(indexed: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "kenning", "search", "parseHttpHeader", "--mode", "lexical", "--json"],

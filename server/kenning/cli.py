@@ -683,3 +683,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`kenning search … | head -3`): nothing more to say, and no
+        # traceback. Output still buffered would fail again at exit, so it goes nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a program killed by it reports
