@@ -27,6 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from kenning.chunking.model import CALLABLE_KINDS, TYPE_KINDS
 from kenning.engine import Engine
 from kenning.fuzzy import FuzzyIndex
 from kenning.memory import release_free_memory
@@ -112,12 +113,12 @@ class _Symbols:
 # Among equally named and equally deep symbols: types, then functions, then values, then a
 # type's members (a field named ``name`` after the ``name()`` functions). Unknown kinds last.
 _KIND_TIE: Final[dict[str, int]] = {
-    **dict.fromkeys(("class", "struct", "interface", "trait", "enum", "type", "module", "namespace"), 0),
-    **dict.fromkeys(("function", "method", "constructor", "macro"), 1),
+    **dict.fromkeys(TYPE_KINDS | {"module", "namespace"}, 0),
+    **dict.fromkeys(CALLABLE_KINDS | {"macro"}, 1),
     **dict.fromkeys(("constant", "variable"), 2),
     **dict.fromkeys(("field", "property", "enum_member"), 3),
 }
-_KIND_TIES = 5
+_UNKNOWN_KIND_TIE: Final = max(_KIND_TIE.values()) + 1
 
 
 def _tie(path: str, container: str | None, kind: str) -> int:
@@ -126,7 +127,8 @@ def _tie(path: str, container: str | None, kind: str) -> int:
     parts = [*path.split("/"), *(container.split(".") if container else ())]
     private = any(_is_private(part) for part in parts)
     depth = min(len(parts), 4095)
-    return ((4096 if private else 0) + depth) * _KIND_TIES + _KIND_TIE.get(kind, _KIND_TIES - 1)
+    kind_tie = _KIND_TIE.get(kind, _UNKNOWN_KIND_TIE)
+    return ((4096 if private else 0) + depth) * (_UNKNOWN_KIND_TIE + 1) + kind_tie
 
 
 @dataclass(frozen=True, slots=True)
