@@ -38,21 +38,15 @@ def _words(path: Path) -> list[str]:
 def ranked_words(tiers: list[list[str]], tokenizer_vocab: dict[str, int]) -> tuple[list[str], int]:
     """(every word, most common first; how many lead the list as possible parts)."""
     known = {w for tier in tiers for w in tier}
-    order: list[str] = []
-    seen: set[str] = set()
-    parts = 0
+    order: dict[str, None] = {}  # insertion-ordered, each word once
     for word, _ in sorted(tokenizer_vocab.items(), key=lambda kv: kv[1]):
-        if word in known and word not in seen:
-            order.append(word)
-            seen.add(word)
-    for i, tier in enumerate(tiers):
-        if i == len(tiers) - 1:
-            parts = len(order)  # the last (largest) tier's own words are never parts
-        for word in sorted(tier):
-            if word not in seen:
-                order.append(word)
-                seen.add(word)
-    return order, parts
+        if word in known:
+            order.setdefault(word)
+    for tier in tiers[:-1]:
+        order.update(dict.fromkeys(w for w in sorted(tier) if w not in order))
+    parts = len(order)  # the last (largest) tier's other words are never parts
+    order.update(dict.fromkeys(w for w in sorted(tiers[-1]) if w not in order))
+    return list(order), parts
 
 
 def main(argv: list[str] | None = None) -> int:
