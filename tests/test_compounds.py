@@ -37,7 +37,7 @@ def test_compounds_split_into_common_words(word: str, parts: tuple[str, ...]) ->
         "iterator",
         "init",  # a word to the dictionary, and too short
         "spliterator",  # would need a rare part ("erat")
-        "nlink",  # "n" is no part (lexical.ABBREVIATIONS writes it out for the model instead)
+        "nlink",  # "n" is no part (abbreviations.ABBREVIATIONS writes it out for the model instead)
         "inits",  # only short function words ("in", "its"): no split counts
         "qzxwvk",  # no words at all
         "utf8name",  # not letters only

@@ -1464,7 +1464,7 @@ def stat_fields(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-un
     [("Returns the user ID of the file owner", "st_uid"), ("Returns the group ID of the owner", "st_gid")],
 )
 def test_a_sentence_finds_a_name_it_spells_out(stat_fields: Engine, query: str, name: str) -> None:
-    # The model reads `st_uid` as "st uid"; its input says "st user id" (lexical.ABBREVIATIONS).
+    # The model reads `st_uid` as "st uid"; its input says "st user id" (abbreviations.ABBREVIATIONS).
     # Without that, `read_all` came first for both, and `st_gid` was not in the top three.
     hits = search(stat_fields, SearchQuery(query, limit=5)).hits
     assert hits[0].symbol == name

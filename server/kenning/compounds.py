@@ -21,6 +21,8 @@ import math
 from pathlib import Path
 from typing import Final, NamedTuple
 
+from kenning.abbreviations import ABBREVIATIONS
+
 WORDS_FILE: Final = Path(__file__).with_name("data") / "words.txt.gz"
 
 # The two-letter words a name is built with: `sizeof`, `isfile`, `tolower`, `lookup`, `getpid`.
@@ -28,7 +30,7 @@ SHORT_WORDS: Final = frozenset(
     {"of", "to", "is", "at", "by", "in", "on", "as", "or", "if", "id", "io", "os", "fs", "up", "no", "do"}
 )
 # Words programmers build names from that the dictionary lacks or ranks low, ranked as a
-# common word (``lexical.ABBREVIATIONS`` are added to these).
+# common word (``abbreviations.ABBREVIATIONS`` are added to these).
 CODE_WORDS: Final = frozenset(
     {
         "api", "ascii", "async", "bool", "chr", "config", "csv", "cwd", "db", "dict", "enum",
@@ -59,8 +61,6 @@ def _cost(rank: int) -> int:
 
 @functools.cache
 def _dictionary() -> _Dictionary:
-    from kenning.lexical import ABBREVIATIONS  # lexical imports this module at its top
-
     with gzip.open(WORDS_FILE, "rt", encoding="ascii") as f:
         header = f.readline()
         parts = int(header.split()[-1])  # "# parts N": the first N words may be parts

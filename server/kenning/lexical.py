@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
+from kenning.abbreviations import ABBREVIATIONS
 from kenning.compounds import compound_parts
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -86,103 +87,6 @@ def name_words(name: str) -> tuple[str, ...]:
     for part in name_parts(name):
         words.extend(compound_parts(part) or (part,))
     return tuple(words)
-
-
-# Abbreviations programmers write in names, and the words a description uses instead: the model
-# reads `st_ino` as "st ino" where a sentence says "inode", `fmt` where it says "format". Common
-# ones across languages, each with one reading (no `res`: result or response, no `sig`; no `str`,
-# or Rust's `OsStr` and `OsString` would both read "os string").
-ABBREVIATIONS: dict[str, str] = {
-    "addr": "address",
-    "alloc": "allocate",
-    "args": "arguments",
-    "arg": "argument",
-    "attr": "attribute",
-    "attrs": "attributes",
-    "avg": "average",
-    "buf": "buffer",
-    "bufs": "buffers",
-    "cb": "callback",
-    "cfg": "configuration",
-    "chr": "character",
-    "cmd": "command",
-    "cmp": "compare",
-    "cnt": "count",
-    "conn": "connection",
-    "ctx": "context",
-    "cur": "current",
-    "decl": "declaration",
-    "del": "delete",
-    "dest": "destination",
-    "dst": "destination",
-    "dir": "directory",
-    "dirs": "directories",
-    "elem": "element",
-    "elems": "elements",
-    "env": "environment",
-    "eq": "equal",
-    "err": "error",
-    "errs": "errors",
-    "expr": "expression",
-    "fd": "file descriptor",
-    "fmt": "format",
-    "fn": "function",
-    "func": "function",
-    "gid": "group id",
-    "hdr": "header",
-    "idx": "index",
-    "init": "initialize",
-    "ino": "inode",
-    "iter": "iterator",
-    "len": "length",
-    "lib": "library",
-    "mem": "memory",
-    "msg": "message",
-    "msgs": "messages",
-    "mtime": "modification time",
-    "atime": "access time",
-    "ctime": "change time",
-    "nsec": "nanoseconds",
-    "num": "number",
-    "nlink": "number of links",
-    "obj": "object",
-    "op": "operation",
-    "ops": "operations",
-    "opt": "option",
-    "opts": "options",
-    "param": "parameter",
-    "params": "parameters",
-    "pkg": "package",
-    "pos": "position",
-    "prev": "previous",
-    "proc": "process",
-    "ptr": "pointer",
-    "rand": "random",
-    "recv": "receive",
-    "ref": "reference",
-    "refs": "references",
-    "req": "request",
-    "resp": "response",
-    "sep": "separator",
-    "seq": "sequence",
-    "src": "source",
-    "stdin": "standard input",
-    "stdout": "standard output",
-    "stderr": "standard error",
-    "sz": "size",
-    "blksize": "block size",
-    "tmp": "temporary",
-    "uid": "user id",
-    "util": "utility",
-    "val": "value",
-    "vals": "values",
-    "var": "variable",
-    "vec": "vector",
-    "printf": "print formatted",
-    "sprintf": "string print formatted",
-    "fprintf": "file print formatted",
-    "scanf": "scan formatted",
-}
 
 
 def written_out(name: str) -> str:

@@ -56,7 +56,7 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 14: a container kept whole lists the members it only declares (abstract methods, C++
 #     prototypes) after `; declares`, as a window of a longer body already did.
 # 15: a definition's name in words has its abbreviations written out (`st_ino` → `st inode`,
-#     `Sprintf` → `string print formatted`; lexical.ABBREVIATIONS).
+#     `Sprintf` → `string print formatted`; abbreviations.ABBREVIATIONS).
 # 16: `str` is no longer written out as `string` (`OsStr` and `OsString` read alike).
 # 17: a C++ conversion operator is named (`operator bool`, `operator const char*`): it was no
 #     symbol, and its chunk was named after its class.
