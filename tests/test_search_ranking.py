@@ -1468,3 +1468,72 @@ def test_a_sentence_finds_a_name_it_spells_out(stat_fields: Engine, query: str, 
     # Without that, `read_all` came first for both, and `st_gid` was not in the top three.
     hits = search(stat_fields, SearchQuery(query, limit=5)).hits
     assert hits[0].symbol == name
+
+
+def test_a_name_says_which_way_it_converts() -> None:
+    degrees = sentences.conversion_sides("Converts radians to degrees")
+    assert degrees is not None
+    assert sentences.name_converts_as_said("f32.to_degrees", degrees)
+    assert not sentences.name_converts_as_said("f32.to_radians", degrees)
+    assert not sentences.name_converts_as_said("f32.abs", degrees)  # no direction word
+    assert not sentences.name_converts_as_said(None, degrees)
+    # After "from" the name's words are the sentence's source; camelCase names the same.
+    promise = sentences.conversion_sides("Converts a promise to an observable")
+    assert promise is not None
+    assert sentences.name_converts_as_said("fromPromise", promise)
+    assert not sentences.name_converts_as_said("toPromise", promise)
+    # A word the sentence inflects (`into_boxed_os_str`: "a boxed `OsStr`").
+    boxed = sentences.conversion_sides("Converts this `OsString` into a boxed `OsStr`")
+    assert boxed is not None
+    assert sentences.name_converts_as_said("OsString.into_boxed_os_str", boxed)
+    assert not sentences.name_converts_as_said("OsString.into_string", boxed)
+
+
+def test_only_a_sentence_that_says_it_converts_reads_a_direction_in_names() -> None:
+    assert sentences.says_conversion("Converts radians to degrees")
+    assert sentences.says_conversion("Translates a double into a BigDecimal")
+    assert not sentences.says_conversion("Gets a raw pointer to the start of the allocation")
+    assert not sentences.says_conversion("Creates a `Wtf8Buf` from a `Box<Wtf8>`")
+    # What follows the first comma after the direction says how, not what into.
+    assert (
+        sentences.conversion_clause("Translates a double into a BigDecimal, using its string form")
+        == "Translates a double into a BigDecimal"
+    )
+    assert (
+        sentences.conversion_clause("Converts a `Cow<'a, OsStr>` into an `OsString`, copying it")
+        == "Converts a `Cow<'a, OsStr>` into an `OsString`"
+    )
+
+
+RUST_ANGLES = """pub fn abs(x: f32) -> f32 {
+    unsafe { intrinsics::fabsf32(x) }
+}
+
+pub fn to_degrees(x: f32) -> f32 {
+    const PIS_IN_180: f32 = 57.2957795130823208767981548141051703_f32;
+    x * PIS_IN_180
+}
+
+pub fn to_radians(x: f32) -> f32 {
+    let value: f32 = consts::PI;
+    x * (value / 180.0f32)
+}
+
+pub fn max(x: f32, other: f32) -> f32 {
+    intrinsics::maxnumf32(x, other)
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def angles(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("angles"), {"f32.rs": RUST_ANGLES})
+
+
+@pytest.mark.parametrize(
+    ("query", "symbol"),
+    [("Converts radians to degrees", "to_degrees"), ("Converts degrees to radians", "to_radians")],
+)
+def test_a_sentence_finds_the_name_that_converts_its_way(angles: Engine, query: str, symbol: str) -> None:
+    hits = search(angles, SearchQuery(query, limit=5)).hits
+    assert hits[0].symbol == symbol, [(h.start_line, h.symbol) for h in hits]

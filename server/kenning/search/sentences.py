@@ -1,13 +1,15 @@
 """What a sentence says of the definitions it names besides naming them: which way a conversion it
-describes goes ("Converts a `Cow<'a, OsStr>` into an `OsString`"), which names it says its
-subject is not ("is like setPath but for Fragment", "calls ParseAddr(s) and panics on error"), and
-whether what it describes answers yes or no ("reports whether the port is valid")."""
+describes goes ("Converts a `Cow<'a, OsStr>` into an `OsString`", "Converts radians to
+degrees"), which names it says its subject is not ("is like setPath but for Fragment", "calls
+ParseAddr(s) and panics on error"), and whether what it describes answers yes or no ("reports
+whether the port is valid")."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from kenning.lexical import FUNCTION_WORDS
+from kenning.lexical import FUNCTION_WORDS, name_words, word_forms
 from kenning.search.signatures import conversion
 from kenning.store.rows import ChunkRow
 
@@ -45,6 +47,65 @@ def converts_as_said(row: ChunkRow, sides: tuple[frozenset[str], frozenset[str]]
     as_said = len(source & source_side) + len(target & target_side)
     reversed_ = len(target & source_side) + len(source & target_side)
     return as_said > reversed_
+
+
+# A sentence that starts with one of these says it converts ("Converts radians to degrees"); only
+# such a sentence is read for the direction a name says (`name_converts_as_said`): "Gets a raw
+# pointer to the start", "Creates a `Box` from a raw pointer" lifted every `to_*` and `from_*`.
+_CONVERSION_VERBS = frozenset(
+    {"convert", "converts", "translate", "translates", "transform", "transforms", "turn", "turns"}
+)
+# The words in a name that say which way it converts: `to_degrees`, `into_boxed_os_str`,
+# `from_le_bytes`, `AddrFromSlice`, `normalizeSeverityToNumber`.
+_NAME_DIRECTION_WORDS = frozenset({"to", "into", "from"})
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_DIRECTION = re.compile(r"\b(?:into|from|to)\b", re.IGNORECASE)
+
+
+def says_conversion(text: str) -> bool:
+    """Whether the sentence starts by saying it converts ("Converts radians to degrees")."""
+    words = _WORDS.findall(text)
+    return bool(words) and words[0].lower() in _CONVERSION_VERBS
+
+
+def conversion_clause(text: str) -> str:
+    """The sentence up to the first comma after its direction word ("Translates a double into
+    a BigDecimal, using the double's canonical string representation" → "… into a BigDecimal"):
+    what follows says how, not what into (`toString` is no answer). Commas inside code spans
+    (`Cow<'a, OsStr>`) do not count."""
+    plain = _CODE_SPAN.sub(lambda span: span.group().replace(",", " "), text)
+    found = _DIRECTION.search(plain)
+    if found is None:
+        return text
+    comma = plain.find(",", found.end())
+    return text if comma < 0 else text[:comma]
+
+
+def name_converts_as_said(symbol: str | None, sides: tuple[frozenset[str], frozenset[str]]) -> bool:
+    """Whether a definition's name says the conversion a sentence describes (``conversion_sides``)
+    in its direction: the words after the name's ``to`` or ``into`` more on the sentence's target
+    side than on its source side, after its ``from`` the other way round. "Converts radians to
+    degrees": `to_degrees`, not `to_radians`, which the name boost put first for spelling
+    "radians"."""
+    if not symbol:
+        return False
+    parts = name_words(symbol.rsplit(".", 1)[-1])
+    at = next((i for i, part in enumerate(parts) if part in _NAME_DIRECTION_WORDS), None)
+    if at is None or at == len(parts) - 1:
+        return False
+    after = _with_forms(parts[at + 1 :])
+    source_side, target_side = _with_forms(sides[0]), _with_forms(sides[1])
+    said, other = (source_side, target_side) if parts[at] == "from" else (target_side, source_side)
+    return len(after & said) > len(after & other)
+
+
+def _with_forms(words: Iterable[str]) -> set[str]:
+    """``words`` and their base forms (``boxed`` → ``box``), less the function words."""
+    out: set[str] = set()
+    for word in words:
+        out.add(word)
+        out.update(word_forms(word))
+    return out - FUNCTION_WORDS
 
 
 # What a sentence names as other than its subject: what it is like ("is like setPath but for
