@@ -1537,3 +1537,111 @@ def angles(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
 def test_a_sentence_finds_the_name_that_converts_its_way(angles: Engine, query: str, symbol: str) -> None:
     hits = search(angles, SearchQuery(query, limit=5)).hits
     assert hits[0].symbol == symbol, [(h.start_line, h.symbol) for h in hits]
+
+
+PLAYER_H = """#pragma once
+
+namespace media
+{
+
+class MoviePlayer : public Component, private Timer
+{
+public:
+    MoviePlayer();
+    ~MoviePlayer() override;
+
+    Result load (const File& file);
+    Result load (const URL& url);
+    void closeMovie();
+    bool isMovieOpen() const;
+
+    File getCurrentMovieFile() const;
+    URL getCurrentMovieURL() const;
+    double getMovieDuration() const;
+    Rectangle<int> getMovieNativeSize() const;
+
+    void play();
+    void stop();
+    bool isPlaying() const;
+    void setPlayPosition (double newPositionSeconds);
+
+    double getPlayPosition() const;
+    void setPlaySpeed (double newSpeed);
+    double getPlaySpeed() const;
+    void setAudioVolume (float newVolume);
+
+    float getAudioVolume() const;
+
+private:
+    struct Pimpl;
+    std::unique_ptr<Pimpl> pimpl;
+
+    void resized() override;
+    void timerCallback() override;
+};
+
+} // namespace media
+"""
+
+PLAYER_CPP = """#include "player.h"
+
+namespace media
+{
+
+MoviePlayer::MoviePlayer() : pimpl (new Pimpl (*this))
+{
+    addAndMakeVisible (pimpl.get());
+}
+
+MoviePlayer::~MoviePlayer()
+{
+    pimpl.reset();
+}
+
+Result MoviePlayer::load (const File& file)        { return pimpl->load (file); }
+Result MoviePlayer::load (const URL& url)          { return pimpl->load (url); }
+void MoviePlayer::closeMovie()                     { pimpl->close(); }
+bool MoviePlayer::isMovieOpen() const              { return pimpl->isOpen(); }
+File MoviePlayer::getCurrentMovieFile() const      { return pimpl->currentFile; }
+URL MoviePlayer::getCurrentMovieURL() const        { return pimpl->currentURL; }
+double MoviePlayer::getMovieDuration() const       { return pimpl->getDuration(); }
+void MoviePlayer::play()                           { pimpl->play(); }
+void MoviePlayer::stop()                           { pimpl->stop(); }
+bool MoviePlayer::isPlaying() const                { return pimpl->isPlaying(); }
+void MoviePlayer::setPlayPosition (double newPos)  { pimpl->setPosition (newPos); }
+double MoviePlayer::getPlayPosition() const        { return pimpl->getPosition(); }
+void MoviePlayer::setPlaySpeed (double newSpeed)   { pimpl->setSpeed (newSpeed); }
+double MoviePlayer::getPlaySpeed() const           { return pimpl->getSpeed(); }
+void MoviePlayer::setAudioVolume (float newVolume) { pimpl->setVolume (newVolume); }
+float MoviePlayer::getAudioVolume() const          { return pimpl->getVolume(); }
+
+void MoviePlayer::resized()
+{
+    auto r = getLocalBounds();
+    pimpl->setBounds (r);
+}
+
+void MoviePlayer::timerCallback()
+{
+    resized();
+}
+
+} // namespace media
+"""
+
+
+@pytest.fixture(scope="module")
+def player(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    files = {"player.h": PLAYER_H, "player.cpp": PLAYER_CPP}
+    yield from indexed_files(tmp_path_factory.mktemp("player"), files)
+
+
+def test_a_sentence_finds_the_header_window_that_declares_the_method_it_spells(player: Engine) -> None:
+    # C++ documents a method where its class declares it: the header's window of declarations
+    # (`; declares play, stop, is playing, set play position`) is what the sentence describes,
+    # not the window declaring `isMovieOpen` that spells "movie" as well.
+    hits = search(player, SearchQuery("Returns true if the movie is currently playing", limit=5)).hits
+    declared = PLAYER_H.split("\n").index("    bool isPlaying() const;") + 1
+    assert hits[0].path == "player.h" and hits[0].start_line <= declared <= hits[0].end_line, [
+        (h.path, h.start_line, h.end_line) for h in hits
+    ]
