@@ -172,9 +172,13 @@ def test_a_member_of_a_definition_kept_whole_is_found_by_its_owner_and_name(iter
     assert iterators.db is not None
     row = iterators.db.chunks_by_id([hits[0].chunk_id])[hits[0].chunk_id]
     assert s.members(row) == ["next back", "rfold"]
-    # A sentence's words do not reach inside: only the chunk's own name counts.
+    # A sentence's words reach a member named by two words or more (`next_back`), not one named
+    # by one (`rfold`): a sentence spells those by chance (see fusion.chunk_boost).
     terms = {"filter", "next", "back"}
-    assert s.chunk_boost(terms, row, inside=False) == s.name_boost(terms, "Filter")
+    assert s.chunk_boost(terms, row, inside=False) == s.name_boost(terms, "Filter.next_back")
+    assert s.chunk_boost({"filter", "rfold"}, row, inside=False) == s.name_boost(
+        {"filter", "rfold"}, "Filter"
+    )
     assert s.chunk_boost(terms, row) == s.name_boost(terms, "Filter.next_back", named=True)
 
 
@@ -1645,3 +1649,22 @@ def test_a_sentence_finds_the_header_window_that_declares_the_method_it_spells(p
     assert hits[0].path == "player.h" and hits[0].start_line <= declared <= hits[0].end_line, [
         (h.path, h.start_line, h.end_line) for h in hits
     ]
+
+
+def _listing(symbol: str, header: str, language: str = "javascript") -> ChunkRow:
+    return ChunkRow(1, 1, "rule.js", language, 12, 40, "method", symbol, header, "create(context) {")
+
+
+def test_a_sentence_spells_a_chunk_by_the_helpers_it_lists() -> None:
+    # An ESLint rule's `create` keeps its helpers inside it; its header lists them. A sentence
+    # that spells one ("Checks if the given token is an `else` keyword token") means that chunk.
+    terms = set(s.query_terms("Checks if the given token is an else keyword token"))
+    create = _listing("create", "create: is else keyword token, remove newline between")
+    assert s.chunk_boost(terms, create, inside=False) > 0
+    assert s.chunk_boost(terms, _listing("create", "create: remove newline between"), inside=False) == 0
+    # A one-word member is spelled by chance ("Creates a new …" and every `new`): not counted.
+    new = _listing("Rc", "rc: new, clone")
+    assert s.chunk_boost(set(s.query_terms("Creates a new reference")), new, inside=False) == 0
+    # Declared members count whatever their length ("Starts the video playing": `play`).
+    header = _listing("juce.VideoComponent", "juce video component; declares play, stop", "cpp")
+    assert s.chunk_boost(set(s.query_terms("Starts the video playing")), header, inside=False) > 0
