@@ -360,7 +360,8 @@ def chunk_boost(
     names) of a definition inside it when that is spelled better: "Filter next_back" finds
     `impl Filter` kept whole with `next_back` in it, and a Java class window the `native`
     method it declares (``DEFINED_ELSEWHERE``). A sentence lifts only a definition it can
-    mean by its name (``sentence_names``), or by a member it lists (below). ``written``: the destructors and operators the query writes (``punctuation_fits``)."""
+    mean by its name (``sentence_names``), or by a member it lists (below). ``written``: the
+    destructors and operators the query writes (``punctuation_fits``)."""
     own = punctuation_fits(row, written) if inside else sentence_names(row, terms)
     creating = makes_one(row, terms)
     symbol = named_after_class(row.symbol) if creating and not inside else row.symbol
