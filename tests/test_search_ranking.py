@@ -1475,19 +1475,19 @@ def test_a_sentence_finds_a_name_it_spells_out(stat_fields: Engine, query: str, 
 
 
 def test_a_name_says_which_way_it_converts() -> None:
-    degrees = sentences.conversion_sides("Converts radians to degrees")
+    degrees = sentences.conversion_in_names("Converts radians to degrees")
     assert degrees is not None
     assert sentences.name_converts_as_said("f32.to_degrees", degrees)
     assert not sentences.name_converts_as_said("f32.to_radians", degrees)
     assert not sentences.name_converts_as_said("f32.abs", degrees)  # no direction word
     assert not sentences.name_converts_as_said(None, degrees)
     # After "from" the name's words are the sentence's source; camelCase names the same.
-    promise = sentences.conversion_sides("Converts a promise to an observable")
+    promise = sentences.conversion_in_names("Converts a promise to an observable")
     assert promise is not None
     assert sentences.name_converts_as_said("fromPromise", promise)
     assert not sentences.name_converts_as_said("toPromise", promise)
     # A word the sentence inflects (`into_boxed_os_str`: "a boxed `OsStr`").
-    boxed = sentences.conversion_sides("Converts this `OsString` into a boxed `OsStr`")
+    boxed = sentences.conversion_in_names("Converts this `OsString` into a boxed `OsStr`")
     assert boxed is not None
     assert sentences.name_converts_as_said("OsString.into_boxed_os_str", boxed)
     assert not sentences.name_converts_as_said("OsString.into_string", boxed)

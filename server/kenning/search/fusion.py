@@ -39,12 +39,11 @@ from kenning.search.markup import code_spans, linked_names, written_names
 from kenning.search.preview import preview
 from kenning.search.sentences import (
     asks_whether,
-    conversion_clause,
+    conversion_in_names,
     conversion_sides,
     converts_as_said,
     name_converts_as_said,
     other_names,
-    says_conversion,
 )
 from kenning.search.signatures import answers_yes_or_no, enclosing_signatures, signature_words
 from kenning.search.types import Hit, SearchQuery
@@ -542,9 +541,7 @@ def fuse(
     typed = typed_names(text) if inside else ()
     # "Converts a `Cow<'a, OsStr>` into an `OsString`": see CONVERSION_BOOST.
     sides = conversion_sides(text) if not inside and tuning.CONVERSION_BOOST else None
-    named_sides = (
-        conversion_sides(conversion_clause(text)) if sides is not None and says_conversion(text) else None
-    )
+    named_sides = conversion_in_names(text) if sides is not None else None
     # "is like setPath but for Fragment" is not `setPath`, nor a doc link's target what the
     # sentence documents: see OTHER_NAME_PENALTY.
     others = other_names(text) | linked_names(query.text) if not inside else frozenset()

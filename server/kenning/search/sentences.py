@@ -81,12 +81,24 @@ def conversion_clause(text: str) -> str:
     return text if comma < 0 else text[:comma]
 
 
+def conversion_in_names(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The sides a name's direction is read against (``name_converts_as_said``): for a sentence
+    that says it converts, the ``conversion_sides`` of its ``conversion_clause`` with each word's
+    base forms, made once per query; None for any other sentence."""
+    if not says_conversion(text):
+        return None
+    sides = conversion_sides(conversion_clause(text))
+    if sides is None:
+        return None
+    return _with_forms(sides[0]), _with_forms(sides[1])
+
+
 def name_converts_as_said(symbol: str | None, sides: tuple[frozenset[str], frozenset[str]]) -> bool:
-    """Whether a definition's name says the conversion a sentence describes (``conversion_sides``)
-    in its direction: the words after the name's ``to`` or ``into`` more on the sentence's target
-    side than on its source side, after its ``from`` the other way round. "Converts radians to
-    degrees": `to_degrees`, not `to_radians`, which the name boost put first for spelling
-    "radians"."""
+    """Whether a definition's name says the conversion a sentence describes
+    (``conversion_in_names``) in its direction: the words after the name's ``to`` or ``into``
+    more on the sentence's target side than on its source side, after its ``from`` the other way
+    round. "Converts radians to degrees": `to_degrees`, not `to_radians`, which the name boost put
+    first for spelling "radians"."""
     if not symbol:
         return False
     parts = name_words(symbol.rsplit(".", 1)[-1])
@@ -94,18 +106,18 @@ def name_converts_as_said(symbol: str | None, sides: tuple[frozenset[str], froze
     if at is None or at == len(parts) - 1:
         return False
     after = _with_forms(parts[at + 1 :])
-    source_side, target_side = _with_forms(sides[0]), _with_forms(sides[1])
+    source_side, target_side = sides
     said, other = (source_side, target_side) if parts[at] == "from" else (target_side, source_side)
     return len(after & said) > len(after & other)
 
 
-def _with_forms(words: Iterable[str]) -> set[str]:
+def _with_forms(words: Iterable[str]) -> frozenset[str]:
     """``words`` and their base forms (``boxed`` → ``box``), less the function words."""
     out: set[str] = set()
     for word in words:
         out.add(word)
         out.update(word_forms(word))
-    return out - FUNCTION_WORDS
+    return frozenset(out - FUNCTION_WORDS)
 
 
 # What a sentence names as other than its subject: what it is like ("is like setPath but for
