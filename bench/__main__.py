@@ -524,7 +524,9 @@ class Runner:
                 q["original"] = {m: s.as_dict() for m, s in scores.items()}
             graphs = {(g["tokens"], g["batch"]): g for g in _get_list(self.r, "model", "graphs")}
             g = graphs.get((256, "default")) or graphs.get((max(p.model_tokens), "default"))
-            speedup = g["optimized"] / g["original"] if g else float("nan")
+            # None when this run skipped the model step (``--only quality``): the gate then
+            # judges quality alone and says so, rather than failing on a speed it never took.
+            speedup = g["optimized"] / g["original"] if g else None
             mine = q["no query adapter"]
             d_sem = mine["semantic"]["mrr@10"] - q["original"]["semantic"]["mrr@10"]
             d_hyb = mine["hybrid"]["mrr@10"] - q["original"]["hybrid"]["mrr@10"]
@@ -532,7 +534,7 @@ class Runner:
                 "speedup": speedup,
                 "delta_semantic": d_sem,
                 "delta_hybrid": d_hyb,
-                "passes": bool(speedup > 1.0 and d_sem >= -0.01),
+                "passes": bool((speedup is None or speedup > 1.0) and d_sem >= -0.01),
             }
 
     def endpoint(self) -> None:

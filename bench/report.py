@@ -308,12 +308,24 @@ def _quality_rows(r: dict[str, Any]) -> list[Row]:
             rows.append(
                 (
                     "optimised-graph gate: faster and MRR@10 within 0.01",
-                    f"Δ semantic {gate['delta_semantic']:+.3f}, speed {gate['speedup']:.2f}×",
+                    f"Δ semantic {gate['delta_semantic']:+.3f}, speed {_speedup(gate)}",
                     "",
-                    "passes" if gate["passes"] else "fails",
+                    _gate_verdict(gate),
                 )
             )
     return rows
+
+
+def _speedup(gate: dict[str, Any]) -> str:
+    """The gate's speed ratio, or why there is none: ``--only quality`` skips the model step."""
+    speedup = gate.get("speedup")
+    return "(not measured: no model step in this run)" if speedup is None else f"{speedup:.2f}×"
+
+
+def _gate_verdict(gate: dict[str, Any]) -> str:
+    if gate.get("speedup") is None:
+        return "passes on quality" if gate["passes"] else "fails on quality"
+    return "passes" if gate["passes"] else "fails"
 
 
 def _endpoint_rows(r: dict[str, Any]) -> list[Row]:
@@ -1049,11 +1061,10 @@ def _quality_section(r: dict[str, Any]) -> list[str]:
         gate = q.get("gate")
         if gate:
             parts += [
-                f"Gate: optimised graph {gate['speedup']:.2f}× the original's speed at 256 tokens; "
+                f"Gate: optimised graph {_speedup(gate)} the original's speed at 256 tokens; "
                 f"semantic MRR@10 {gate['delta_semantic']:+.3f}, hybrid "
                 f"{gate['delta_hybrid']:+.3f} against the original (both without the query adapter) → "
-                f"**{'passes' if gate['passes'] else 'fails'}** (needs faster and semantic "
-                "MRR@10 no more than 0.01 below).",
+                f"**{_gate_verdict(gate)}** (needs faster and semantic MRR@10 no more than 0.01 below).",
                 "",
             ]
         t = q.get("tuning")

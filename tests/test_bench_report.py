@@ -234,3 +234,28 @@ def test_mcp_latency_is_in_the_summary_and_has_its_section() -> None:
     text = report.markdown(_run(mcp=mcp))
     assert "#### `kenning mcp` through the MCP SDK's stdio client" in text
     assert "| `find_similar` | 15.0 | 30.0 | 30.0 | 10 |" in text
+
+
+def _quality(speedup: float | None, delta_semantic: float) -> dict[str, Any]:
+    scores = {"mrr@10": 0.5, "recall@1": 0.4, "recall@10": 0.7, "n": 300}
+    return {
+        "queries": 300,
+        "seed": 13,
+        "chunks": 26_910,
+        "optimized": {"semantic": scores, "hybrid": scores},
+        "no query adapter": {"semantic": scores},
+        "original": {"semantic": scores},
+        "gate": {"speedup": speedup, "delta_semantic": delta_semantic, "delta_hybrid": 0.0, "passes": True},
+    }
+
+
+def test_a_gate_without_the_model_step_says_its_speed_was_not_measured() -> None:
+    """``--only quality`` skips the model step: the published gate once read "nan×" and "fails"."""
+    unmeasured = report.markdown(_run(quality=_quality(None, -0.007)))
+    assert "nan" not in unmeasured
+    assert "not measured: no model step in this run" in unmeasured
+    assert "**passes on quality**" in unmeasured
+    summary = report.table(report.summary_rows(_run(quality=_quality(None, -0.007))))
+    assert "passes on quality" in summary and "nan" not in summary
+    measured = report.markdown(_run(quality=_quality(3.5, -0.007)))
+    assert "3.50× the original's speed" in measured and "**passes**" in measured
