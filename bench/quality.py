@@ -174,22 +174,28 @@ def current_fusion() -> dict[str, float]:
     return {k: float(getattr(s, k)) for k in FUSION_KEYS}
 
 
+#: Queries the fusion grid is searched on: every grid point runs each of them, so the search's
+#: cost grows with this; the check on the rest is one run per point reported.
+TUNE_QUERIES = 150
+
+
 def tune(
     engine: Any,
     queries: Sequence[DocQuery],
     *,
     seed: int = 21,
     grid: dict[str, Sequence[float]] | None = None,
+    tune_count: int = TUNE_QUERIES,
 ) -> dict[str, Any]:
-    """Grid-search the fusion constants on half the queries (hybrid MRR@10); report both
-    halves for the defaults and the best point."""
+    """Grid-search the fusion constants on ``tune_count`` of the queries (at most half; hybrid
+    MRR@10) and check the defaults and the best point on all the others."""
     from kenning.search import SearchQuery, fuse
     from kenning.search.bm25 import lexical_candidates
     from kenning.search.dense import dense_candidates
 
     order = list(range(len(queries)))
     random.Random(seed).shuffle(order)
-    half = len(order) // 2
+    half = min(tune_count, len(order) // 2)
     tune_q = [queries[i] for i in order[:half]]
     held_q = [queries[i] for i in order[half:]]
     conn = engine.db.reader()

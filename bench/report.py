@@ -319,7 +319,14 @@ def _quality_rows(r: dict[str, Any]) -> list[Row]:
 def _speedup(gate: dict[str, Any]) -> str:
     """The gate's speed ratio, or why there is none: ``--only quality`` skips the model step."""
     speedup = gate.get("speedup")
-    return "(not measured: no model step in this run)" if speedup is None else f"{speedup:.2f}×"
+    return "not measured (no model step in this run)" if speedup is None else f"{speedup:.2f}×"
+
+
+def _speed_clause(gate: dict[str, Any]) -> str:
+    speedup = gate.get("speedup")
+    if speedup is None:
+        return "speed not measured (no model step in this run)"
+    return f"optimised graph {speedup:.2f}× the original's speed at 256 tokens"
 
 
 def _gate_verdict(gate: dict[str, Any]) -> str:
@@ -1061,7 +1068,7 @@ def _quality_section(r: dict[str, Any]) -> list[str]:
         gate = q.get("gate")
         if gate:
             parts += [
-                f"Gate: optimised graph {_speedup(gate)} the original's speed at 256 tokens; "
+                f"Gate: {_speed_clause(gate)}; "
                 f"semantic MRR@10 {gate['delta_semantic']:+.3f}, hybrid "
                 f"{gate['delta_hybrid']:+.3f} against the original (both without the query adapter) → "
                 f"**{_gate_verdict(gate)}** (needs faster and semantic MRR@10 no more than 0.01 below).",
@@ -1082,7 +1089,7 @@ def _quality_section(r: dict[str, Any]) -> list[str]:
                 f"{t['tune_queries']} queries, checked on the other {t['held_out_queries']}):",
                 "",
                 _md_table(
-                    ["constants", "tuning half", "held-out half"],
+                    ["constants", "tuning queries", "held-out queries"],
                     [
                         [
                             "now: " + point(t["default"]),

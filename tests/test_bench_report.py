@@ -253,7 +253,7 @@ def test_a_gate_without_the_model_step_says_its_speed_was_not_measured() -> None
     """``--only quality`` skips the model step: the published gate once read "nan×" and "fails"."""
     unmeasured = report.markdown(_run(quality=_quality(None, -0.007)))
     assert "nan" not in unmeasured
-    assert "not measured: no model step in this run" in unmeasured
+    assert "speed not measured (no model step in this run)" in unmeasured
     assert "**passes on quality**" in unmeasured
     summary = report.table(report.summary_rows(_run(quality=_quality(None, -0.007))))
     assert "passes on quality" in summary and "nan" not in summary
