@@ -7,8 +7,9 @@ the function's (a window of a long function, or the small class that holds it, c
 Scored as MRR@10, Recall@1 and Recall@10 per mode, through ``kenning.search.search``.
 
 The same candidate lists are then re-fused under other fusion constants (search.py's RRF_K,
-DENSE_WEIGHT, LEXICAL_WEIGHT, NAME_BOOST, COMMON_TERM_SHARE) to tune them: on one half of the
-queries, reported on the other half too, so a tuned value that only fits its own queries shows.
+DENSE_WEIGHT, LEXICAL_WEIGHT, NAME_BOOST, COMMON_TERM_SHARE) to tune them: on a share of the
+queries (``TUNE_QUERIES``, at most half), reported on all the others too, so a tuned value that
+only fits its own queries shows.
 """
 
 from __future__ import annotations
@@ -195,9 +196,9 @@ def tune(
 
     order = list(range(len(queries)))
     random.Random(seed).shuffle(order)
-    half = min(tune_count, len(order) // 2)
-    tune_q = [queries[i] for i in order[:half]]
-    held_q = [queries[i] for i in order[half:]]
+    tuned = min(tune_count, len(order) // 2)
+    tune_q = [queries[i] for i in order[:tuned]]
+    held_q = [queries[i] for i in order[tuned:]]
     conn = engine.db.reader()
     encoder = engine.encoder()
     n = K * 3

@@ -323,10 +323,9 @@ def _speedup(gate: dict[str, Any]) -> str:
 
 
 def _speed_clause(gate: dict[str, Any]) -> str:
-    speedup = gate.get("speedup")
-    if speedup is None:
-        return "speed not measured (no model step in this run)"
-    return f"optimised graph {speedup:.2f}× the original's speed at 256 tokens"
+    if gate.get("speedup") is None:
+        return f"speed {_speedup(gate)}"
+    return f"optimised graph {_speedup(gate)} the original's speed at 256 tokens"
 
 
 def _gate_verdict(gate: dict[str, Any]) -> str:
