@@ -1668,3 +1668,135 @@ def test_a_sentence_spells_a_chunk_by_the_helpers_it_lists() -> None:
     # Declared members count whatever their length ("Starts the video playing": `play`).
     header = _listing("juce.VideoComponent", "juce video component; declares play, stop", "cpp")
     assert s.chunk_boost(set(s.query_terms("Starts the video playing")), header, inside=False) > 0
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("scans text read from r, storing successive values into successive arguments", {"r"}),
+        ("Copies `val` into freshly allocated space in user memory", {"val"}),
+        ("If returnStmt != nil, is called to type-check the assignment", {"returnStmt"}),
+        ("appends s to f.buf, padded on the left", {"s", "f", "buf"}),
+        ("makes dst = dst|src", {"dst", "src"}),
+        ("Waits on this condition variable for a notification, timing out after `dur`", {"dur"}),
+        # Words, an article, a pronoun, an abbreviation's letters and a span of code that is
+        # more than a name are no names.
+        ("Returns a value, e.g. the first one I find", set()),
+        ("Returns the number of elements in the set", set()),
+        ("Converts a `Box<str>` into a `String` in IPv4 form", {"String"}),
+    ],
+)
+def test_the_words_of_a_sentence_that_can_only_be_names(query: str, names: set[str]) -> None:
+    assert sentences.parameters_named(query) == names
+
+
+@pytest.mark.parametrize(
+    ("language", "kind", "symbol", "code", "names"),
+    [
+        (
+            "go",
+            "function",
+            "Fscan",
+            "func Fscan(r io.Reader, a ...any) (n int, err error) {",
+            {"r", "a", "n", "err"},
+        ),
+        ("go", "method", "Float.Add", "func (v *Float) Add(delta float64) {", {"v", "delta"}),
+        ("go", "function", "mergeCharClass", "func mergeCharClass(dst, src []rune) []rune {", {"dst", "src"}),
+        ("go", "function", "Keys", "func Keys[M ~map[K]V, K comparable, V any](m M) []K {", {"m"}),
+        ("go", "method", "Buffer.Len", "func (b *Buffer) Len() int { return len(b.buf) - b.off }", {"b"}),
+        (
+            "rust",
+            "method",
+            "Condvar.wait_timeout",
+            "pub fn wait_timeout<'a, T>(\n    &self,\n    guard: MutexGuard<'a, T>,\n    dur: Duration,\n"
+            ") -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {",
+            {"guard", "dur"},
+        ),
+        (
+            "rust",
+            "function",
+            "map",
+            "pub fn map<F: FnOnce(T) -> U>(mut f: F, x: Option<T>) -> U {",
+            {"f", "x"},
+        ),
+        (
+            "typescript",
+            "constructor",
+            "AjaxResponse.constructor",
+            "constructor(public readonly request: AjaxRequest, type = 'download', { a, b }: Opts) {",
+            {"request", "type", "a", "b"},
+        ),
+        (
+            "python",
+            "method",
+            "Queue.put",
+            "def put(self, item, block=True, timeout: float | None = None):",
+            {"item", "block", "timeout"},
+        ),
+        (
+            "java",
+            "method",
+            "Lists.of",
+            "public static <T> List<T> of(final T[] items, int n) {",
+            {"items", "n"},
+        ),
+        ("c", "function", "memchr", "void *memchr(const void *s, int c, size_t n)", {"s", "c", "n"}),
+        # A type, a struct and a class declare no parameters, even when written with brackets.
+        ("python", "class", "Foo", "class Foo(Base):", set()),
+        ("go", "struct", "pair", "type pair struct {\n\ta, b int\n}", set()),
+    ],
+)
+def test_the_names_a_callable_gives_its_parameters(
+    language: str, kind: str, symbol: str, code: str, names: set[str]
+) -> None:
+    row = ChunkRow(1, 1, "a", language, 1, 3, kind, symbol, symbol, code)
+    assert signatures.parameter_names(row) == names
+
+
+GO_SCAN = """package fmt
+
+func Scan(a ...any) (n int, err error) {
+	return Fscan(os.Stdin, a...)
+}
+
+func Sscan(str string, a ...any) (n int, err error) {
+	return Fscan((*stringReader)(&str), a...)
+}
+
+func Fscan(r io.Reader, a ...any) (n int, err error) {
+	s, old := newScanState(r, true, false)
+	n, err = s.doScan(a)
+	s.free(old)
+	return
+}
+
+func (s *ss) Read(buf []byte) (n int, err error) {
+	return 0, errors.New("ScanState's Read should not be called. Use ReadRune")
+}
+
+func (r *readRune) readByte() (b byte, err error) {
+	if r.pending > 0 {
+		b = r.pendBuf[0]
+		copy(r.pendBuf[0:], r.pendBuf[1:])
+		r.pending--
+		return
+	}
+	n, err := io.ReadFull(r.reader, r.pendBuf[:1])
+	if n != 1 {
+		return 0, err
+	}
+	return r.pendBuf[0], err
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def go_scan(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("go_scan"), {"scan.go": GO_SCAN})
+
+
+def test_a_sentence_finds_the_sibling_whose_parameter_it_names(go_scan: Engine) -> None:
+    # Fscan's doc comment: `Scan` and `Sscan` say as much in their code, but take no `r`.
+    query = "scans text read from r, storing successive space-separated values into successive arguments"
+    ranked = [h.symbol for h in search(go_scan, SearchQuery(query, limit=10)).hits]
+    assert ranked.index("Fscan") < min(ranked.index("Scan"), ranked.index("Sscan")), ranked

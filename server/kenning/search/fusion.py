@@ -44,8 +44,14 @@ from kenning.search.sentences import (
     converts_as_said,
     name_converts_as_said,
     other_names,
+    parameters_named,
 )
-from kenning.search.signatures import answers_yes_or_no, enclosing_signatures, signature_words
+from kenning.search.signatures import (
+    answers_yes_or_no,
+    enclosing_signatures,
+    parameter_names,
+    signature_words,
+)
 from kenning.search.types import Hit, SearchQuery
 from kenning.store.rows import ChunkRow
 from kenning.workspace import stored_path_is_plain
@@ -548,6 +554,8 @@ def fuse(
     exact = exact_definitions(engine, conn, rows.values(), typed) if typed else set()
     # "reports whether …": a definition that answers yes or no (see PREDICATE_BOOST).
     predicate = not inside and tuning.PREDICATE_BOOST > 0 and asks_whether(text)
+    # "scans text read from r": the definitions that take an `r` (see PARAMETER_BOOST).
+    named_parameters = parameters_named(text) if not inside and tuning.PARAMETER_BOOST else frozenset()
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
         row = rows.get(cid)
@@ -571,6 +579,8 @@ def fuse(
             if names_written and names_written <= signature_words(row):
                 # "Gets the `TypeId` of `self`": `fn type_id(&self) -> TypeId` relates both.
                 score += tuning.CODE_SPAN_BOOST
+            if named_parameters and not named_parameters.isdisjoint(parameter_names(row)):
+                score += tuning.PARAMETER_BOOST
             if predicate and answers_yes_or_no(row):
                 score += tuning.PREDICATE_BOOST
             if sides is not None and (

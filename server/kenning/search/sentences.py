@@ -1,14 +1,15 @@
 """What a sentence says of the definitions it names besides naming them: which way a conversion it
 describes goes ("Converts a `Cow<'a, OsStr>` into an `OsString`", "Converts radians to
 degrees"), which names it says its subject is not ("is like setPath but for Fragment", "calls
-ParseAddr(s) and panics on error"), and whether what it describes answers yes or no ("reports
-whether the port is valid")."""
+ParseAddr(s) and panics on error"), whether what it describes answers yes or no ("reports
+whether the port is valid"), and which parameters it names ("scans text read from r")."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 
+from kenning.abbreviations import ABBREVIATIONS
 from kenning.lexical import FUNCTION_WORDS, name_words, word_forms
 from kenning.search.signatures import conversion
 from kenning.store.rows import ChunkRow
@@ -156,3 +157,30 @@ def asks_whether(text: str) -> bool:
     """Whether a sentence describes a predicate: what it describes answers yes or no ("reports
     whether port is either empty or matches …", "Returns `true` if the ordering is `Less`")."""
     return _PREDICATE.search(text) is not None
+
+
+# "e.g.", "i.e.": letters alone that are no names.
+_ABBREVIATED = re.compile(r"\b(?:e\.g|i\.e|cf|vs)\.", re.IGNORECASE)
+# A backticked span, or a word.
+_SPAN_OR_WORD = re.compile(r"`([^`]+)`|([A-Za-z_]\w*)")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_CAMEL_CASE = re.compile(r"[a-z][A-Z]")
+
+
+def parameters_named(text: str) -> frozenset[str]:
+    """The words of a sentence that can only be names, as a doc comment writes its parameters':
+    a letter alone ("scans text read from r"; not "a" or "I"), a name in backticks ("`dur`"),
+    one in camel case or with an underscore ("If returnStmt != nil"), a programmer's
+    abbreviation ("copies src to dst"). A word ("delta", "value") may be a parameter too, but is
+    as often only a word."""
+    names: set[str] = set()
+    for code, word in _SPAN_OR_WORD.findall(_ABBREVIATED.sub(" ", text)):
+        if code:
+            if _NAME.fullmatch(code):
+                names.add(code)
+        elif len(word) == 1:
+            if word not in ("a", "A", "I"):
+                names.add(word)
+        elif "_" in word or _CAMEL_CASE.search(word) or word in ABBREVIATIONS:
+            names.add(word)
+    return frozenset(names)

@@ -1,9 +1,11 @@
 """A chunk's signature: its first line of code and the enclosing signatures its header carries
 (``impl From<String> for OsString``), what the ranking reads of it besides its name: the words it
-relates, whether it answers yes or no, and the conversion a Rust `From` impl is."""
+relates, whether it answers yes or no, the conversion a Rust `From` impl is, and the names it
+gives its parameters."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from kenning.lexical import FUNCTION_WORDS
@@ -72,3 +74,126 @@ def conversion(row: ChunkRow) -> tuple[frozenset[str], frozenset[str]] | None:
         if found:
             return _type_words(found["source"]), _type_words(found["target"])
     return None
+
+
+# What a callable's chunk declares parameters for: a function, a method, a constructor, and a
+# trait's or interface's member declaration (`fn st_uid(&self) -> u32;`).
+_PARAMETER_KINDS = frozenset({"function", "method", "constructor", "declaration"})
+# Words a parameter list writes beside a parameter's name: Rust's `mut` and `ref`, TypeScript's
+# constructor properties, C's and Java's qualifiers; and the receiver every method has, which a
+# sentence means as "this" or the type, never by its name.
+_NOT_PARAMETER_NAMES = frozenset(
+    {"mut", "ref", "impl", "dyn", "public", "private", "protected", "readonly", "override",
+     "final", "const", "volatile", "struct", "unsigned", "signed", "self", "this", "cls"}
+)  # fmt: skip
+# A parameter's default (`x = 1`, `x: int = 1`), not a comparison or an arrow.
+_DEFAULT = re.compile(r"(?<![=!<>])=(?![=>])")
+# A type annotation's colon (`dur: Duration`), not a path's (`io::Result`).
+_TYPE_COLON = re.compile(r"(?<!:):(?!:)")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def parameter_names(row: ChunkRow) -> frozenset[str]:
+    """The names a callable's chunk gives its parameters, and a Go method its receiver and its
+    named results (``func (v *Float) Add(delta float64)``: ``{v, delta}``): what a doc comment
+    calls them ("adds delta to v", "scans text read from r", "Copies `val` into …"). Empty for
+    any other chunk."""
+    if row.kind not in _PARAMETER_KINDS or not row.symbol:
+        return frozenset()
+    # A signature is near the chunk's top (after its attributes or decorators).
+    return _parameter_names(row.text[:1500], row.symbol.rsplit(".", 1)[-1], row.language == "go")
+
+
+@functools.lru_cache(maxsize=8192)
+def _parameter_names(code: str, name: str, go: bool) -> frozenset[str]:
+    # The first place the name is followed by its parameter list (past generic parameters).
+    start = next(
+        (
+            at
+            for found in re.finditer(r"\b" + re.escape(name) + r"\b", code)
+            if (at := _past_generics(code, found.end())) < len(code) and code[at] == "("
+        ),
+        None,
+    )
+    if start is None:
+        return frozenset()
+    lists = 1
+    if go:  # `func (r *Reader) Read(p []byte) (n int, err error)`: receiver, parameters, results
+        receiver = re.search(r"\bfunc\s*\(", code)
+        if receiver is not None and receiver.end() <= start:
+            start, lists = receiver.end() - 1, 3
+        else:
+            lists = 2
+    names: set[str] = set()
+    for parameter in _parameter_lists(code, start, lists):
+        names.update(_declared_names(parameter, go))
+    return frozenset(names)
+
+
+def _past_generics(code: str, at: int) -> int:
+    """Where ``code`` goes on after the spaces and the generic parameters (`<F: FnOnce(T) -> U>`,
+    Go's `[K comparable, V any]`) that follow a name ending at ``at``."""
+    at = _past_spaces(code, at)
+    if at < len(code) and code[at] in "<[":
+        opening, closing = code[at], ">" if code[at] == "<" else "]"
+        depth = 0
+        for i in range(at, len(code)):
+            if code[i] == opening:
+                depth += 1
+            elif code[i] == closing and code[i - 1] not in "-=":  # not `->` or `=>`
+                depth -= 1
+                if depth == 0:
+                    return _past_spaces(code, i + 1)
+    return at
+
+
+def _past_spaces(code: str, at: int) -> int:
+    while at < len(code) and code[at] in " \t":
+        at += 1
+    return at
+
+
+def _parameter_lists(code: str, start: int, lists: int) -> list[str]:
+    """The parameters (as written) of up to ``lists`` bracketed lists from ``start`` on, each
+    list's top-level commas splitting them; the lists end at a body, a `;` or a `=`."""
+    parameters: list[str] = []
+    depth = 0
+    parameter = ""
+    for i in range(start, len(code)):
+        ch = code[i]
+        if ch in "([<{":
+            depth += 1
+            if depth == 1:
+                if ch != "(":
+                    break  # a body or a where clause's bracket: the lists are over
+                parameter = ""
+                continue
+        elif ch in ")]>}" and not (ch == ">" and code[i - 1] in "-="):
+            depth -= 1
+            if depth == 0:
+                parameters.append(parameter)
+                lists -= 1
+                if lists == 0:
+                    break
+                continue
+        elif depth == 0 and ch in ";=\n":
+            break
+        if depth == 1 and ch == ",":
+            parameters.append(parameter)
+            parameter = ""
+        elif depth >= 1:
+            parameter += ch
+    return parameters
+
+
+def _declared_names(parameter: str, go: bool) -> list[str]:
+    """The names one parameter declares: before its type's colon (Rust, TypeScript, Python; a
+    destructured `{ a, b }: Options` declares both), else the first word (Go's `r io.Reader`) or
+    the last (C's `const char *s`, Java's `final String name`)."""
+    parameter = _DEFAULT.split(parameter, maxsplit=1)[0]
+    colon = _TYPE_COLON.search(parameter)
+    names = _NAME.findall(parameter if colon is None else parameter[: colon.start()])
+    names = [name for name in names if name not in _NOT_PARAMETER_NAMES]
+    if colon is not None or not names:
+        return names
+    return [names[0] if go else names[-1]]
