@@ -158,13 +158,14 @@ PREDICATE_BOOST = 0.05
 # (sentences.parameters_named, signatures.parameter_names): "scans text read from r" is `Fscan(r
 # io.Reader, a ...any)`, not the `Scan` and `Sscan` beside it; "Copies `val` into freshly
 # allocated space" is `new_from_enclave(val: &T)`. A third of Go's first sentences name one of
-# their function's parameters so (Rust 6 %, ProseMirror and Zod 12 %, the rest 1-4 %). bench.multilang descriptive, six samples pooled, paired (session 41): Go
-# +0.007 [+0.002, +0.012] (+41 / -13), TypeScript (RxJS) +0.005 [+0.002, +0.008], Rust +0.002
-# [+0.001, +0.005], the other TypeScript +0.003, JavaScript -0.001 [-0.004, +0.001] (+2 / -4),
-# the rest level; the Go/Rust/TypeScript group up on all six. At 0.03 about half the gain; at
-# 0.08 and 0.12 Go's and TypeScript's gains shrink and C++ loses (-0.003 at 0.12). A digit
-# counted as a name's ("IPv6") cost C++ 5 queries; a boost shared out among the candidates
-# that take the same name (1/sqrt, or none past five) gained less.
+# their function's parameters so (Rust 6 %, ProseMirror and Zod 12 %, the rest 1-4 %).
+# bench.multilang descriptive, six samples pooled, paired (session 41): Go +0.007 [+0.002,
+# +0.012] (+41 / -13), TypeScript (RxJS) +0.005 [+0.002, +0.008], Rust +0.002 [+0.001, +0.005],
+# the other TypeScript +0.003, JavaScript -0.001 [-0.004, +0.001] (+2 / -4), the rest level;
+# the Go/Rust/TypeScript group up on all six. At 0.03 about half the gain; at 0.08 and 0.12
+# Go's and TypeScript's gains shrink and C++ loses (-0.003 at 0.12). A digit counted as a
+# name's ("IPv6") cost C++ 5 queries; a boost shared out among the candidates that take the
+# same name (1/sqrt, or none past five) gained less.
 PARAMETER_BOOST = 0.05
 # A query's vector, before the graph is searched, less this times the mean of the workspace's chunk
 # vectors (VectorIndex.centroid): a chunk near that mean (a short `return new Observable(…)` in
