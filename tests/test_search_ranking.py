@@ -1678,11 +1678,14 @@ def test_a_sentence_spells_a_chunk_by_the_helpers_it_lists() -> None:
         ("If returnStmt != nil, is called to type-check the assignment", {"returnStmt"}),
         ("appends s to f.buf, padded on the left", {"s", "f", "buf"}),
         ("makes dst = dst|src", {"dst", "src"}),
+        ("returns x³ - 3x + b", {"x", "b"}),
         ("Waits on this condition variable for a notification, timing out after `dur`", {"dur"}),
         # Words, an article, a pronoun, an abbreviation's letters and a span of code that is
         # more than a name are no names.
         ("Returns a value, e.g. the first one I find", set()),
         ("Returns the number of elements in the set", set()),
+        ("returns ip's IPv6 scoped addressing zone, if any", set()),
+        ("records that alias doesn't have a determined type yet", set()),
         ("Converts a `Box<str>` into a `String` in IPv4 form", {"String"}),
     ],
 )

@@ -161,8 +161,9 @@ def asks_whether(text: str) -> bool:
 
 # "e.g.", "i.e.": letters alone that are no names.
 _ABBREVIATED = re.compile(r"\b(?:e\.g|i\.e|cf|vs)\.", re.IGNORECASE)
-# A backticked span, or a word.
-_SPAN_OR_WORD = re.compile(r"`([^`]+)`|([A-Za-z_]\w*)")
+# A backticked span, or a word (a letter after digits too: "x³ - 3x + b", "this * 10n"); not
+# the letters after an apostrophe ("ip's", "doesn't").
+_SPAN_OR_WORD = re.compile(r"`([^`]+)`|(?<!['’])([A-Za-z_]\w*)")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]")
 
