@@ -1803,3 +1803,133 @@ def test_a_sentence_finds_the_sibling_whose_parameter_it_names(go_scan: Engine) 
     query = "scans text read from r, storing successive space-separated values into successive arguments"
     ranked = [h.symbol for h in search(go_scan, SearchQuery(query, limit=10)).hits]
     assert ranked.index("Fscan") < min(ranked.index("Scan"), ranked.index("Sscan")), ranked
+
+
+@pytest.mark.parametrize(
+    ("query", "owners"),
+    [
+        ("Consumes this `RwLock`, returning the underlying data", {"RwLock"}),
+        ("Lay out this BigDecimal into a char[] array", {"BigDecimal"}),
+        ("This Observable mirrors the source", {"Observable"}),
+        # "this" before a word that is no type's name, or no "this" at all.
+        ("Returns the number of elements in this set", set()),
+        ("Creates a new `RwLock<T>` which is unlocked", set()),
+    ],
+)
+def test_the_types_a_sentence_calls_this(query: str, owners: set[str]) -> None:
+    assert sentences.owners_said(query) == owners
+
+
+def test_a_method_is_owned_by_the_type_its_name_is_qualified_with() -> None:
+    def row(kind: str, symbol: str | None) -> ChunkRow:
+        return ChunkRow(1, 1, "a", "cpp", 1, 3, kind, symbol, "", "")
+
+    assert s.owned_by(row("method", "juce.OSCMessage.size"), frozenset({"OSCMessage"}))
+    assert s.owned_by(row("declaration", "MetadataExt.st_uid"), frozenset({"MetadataExt"}))
+    assert not s.owned_by(row("method", "juce.OSCMessage.size"), frozenset({"juce"}))
+    assert not s.owned_by(row("class", "juce.OSCMessage"), frozenset({"juce"}))
+    assert not s.owned_by(row("function", "size"), frozenset({"OSCMessage"}))
+    assert not s.owned_by(row("window", None), frozenset({"OSCMessage"}))
+
+
+TS_SUBJECT = """export class Observable<T> {
+  source: Observable<any> | undefined;
+  operator: Operator<any, T> | undefined;
+
+  constructor(subscribe?: (this: Observable<T>, subscriber: Subscriber<T>) => TeardownLogic) {
+    if (subscribe) {
+      this._subscribe = subscribe;
+    }
+  }
+
+  lift<R>(operator?: Operator<T, R>): Observable<R> {
+    const observable = new Observable<R>();
+    observable.source = this;
+    observable.operator = operator;
+    return observable;
+  }
+
+  subscribe(observerOrNext?: Partial<Observer<T>> | ((value: T) => void)): Subscription {
+    const subscriber = isSubscriber(observerOrNext) ? observerOrNext : new SafeSubscriber(observerOrNext);
+    errorContext(() => {
+      const { operator, source } = this;
+      subscriber.add(operator ? operator.call(subscriber, source) : this._trySubscribe(subscriber));
+    });
+    return subscriber;
+  }
+
+  forEach(next: (value: T) => void, promiseCtor?: PromiseConstructorLike): Promise<void> {
+    promiseCtor = getPromiseCtor(promiseCtor);
+    return new promiseCtor<void>((resolve, reject) => {
+      const subscriber = new SafeSubscriber<T>({
+        next: (value) => {
+          try {
+            next(value);
+          } catch (err) {
+            reject(err);
+            subscriber.unsubscribe();
+          }
+        },
+        error: reject,
+        complete: resolve,
+      });
+      this.subscribe(subscriber);
+    }) as Promise<void>;
+  }
+}
+
+export class Subject<T> extends Observable<T> {
+  closed = false;
+  observers: Observer<T>[] = [];
+  isStopped = false;
+  hasError = false;
+  thrownError: any = null;
+
+  next(value: T) {
+    errorContext(() => {
+      this._throwIfClosed();
+      if (!this.isStopped) {
+        for (const observer of this.observers.slice()) {
+          observer.next(value);
+        }
+      }
+    });
+  }
+
+  error(err: any) {
+    errorContext(() => {
+      this._throwIfClosed();
+      if (!this.isStopped) {
+        this.hasError = this.isStopped = true;
+        this.thrownError = err;
+        const { observers } = this;
+        while (observers.length) {
+          observers.shift()!.error(err);
+        }
+      }
+    });
+  }
+
+  asObservable(): Observable<T> {
+    const observable: any = new Observable<T>();
+    observable.source = this;
+    return observable;
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def ts_subject(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    yield from indexed_files(tmp_path_factory.mktemp("ts_subject"), {"subject.ts": TS_SUBJECT})
+
+
+def test_a_sentence_finds_a_method_of_the_type_it_calls_this(ts_subject: Engine) -> None:
+    # RxJS's doc comment of `Observable.lift`; `Subject.asObservable` makes a new Observable with
+    # itself as its source too, in fewer words.
+    query = (
+        "Creates a new Observable, with this Observable instance as the source, and the passed "
+        "operator defined as the new observable's operator"
+    )
+    hits = search(ts_subject, SearchQuery(query, limit=5)).hits
+    assert hits[0].symbol == "Observable.lift", [(h.symbol, h.score) for h in hits]

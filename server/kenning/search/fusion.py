@@ -44,6 +44,7 @@ from kenning.search.sentences import (
     converts_as_said,
     name_converts_as_said,
     other_names,
+    owners_said,
     parameters_named,
 )
 from kenning.search.signatures import (
@@ -86,6 +87,15 @@ def leaf_words(symbol: str) -> str:
     """A dotted name's last part in words, as a header lists members: ``as bytes`` (its
     compounds whole, as ``chunking.header`` writes them: ``getpid``)."""
     return " ".join(name_parts(symbol.rsplit(".", 1)[-1]))
+
+
+def owned_by(row: ChunkRow, owners: frozenset[str]) -> bool:
+    """Whether the chunk is a method (or a member declaration) of a type named one of ``owners``
+    as written: ``RwLock.into_inner`` and ``juce.OSCMessage.size`` are their owners'."""
+    if not row.symbol or (row.kind not in CALLABLE_KINDS and row.kind != DECLARATION_KIND):
+        return False
+    parts = row.symbol.rsplit(".", 2)
+    return len(parts) > 1 and parts[-2] in owners
 
 
 def owner_parts(symbol: str) -> frozenset[str]:
@@ -556,6 +566,8 @@ def fuse(
     predicate = not inside and tuning.PREDICATE_BOOST > 0 and asks_whether(text)
     # "scans text read from r": the definitions that take an `r` (see PARAMETER_BOOST).
     named_parameters = parameters_named(text) if not inside and tuning.PARAMETER_BOOST else frozenset()
+    # "Consumes this `RwLock`": the methods of `RwLock` (see THIS_OWNER_BOOST).
+    this_owners = owners_said(text) if not inside and tuning.THIS_OWNER_BOOST else frozenset()
     scored: list[tuple[float, ChunkRow]] = []
     for cid in ids:
         row = rows.get(cid)
@@ -581,6 +593,8 @@ def fuse(
                 score += tuning.CODE_SPAN_BOOST
             if named_parameters and not named_parameters.isdisjoint(parameter_names(row)):
                 score += tuning.PARAMETER_BOOST
+            if this_owners and owned_by(row, this_owners):
+                score += tuning.THIS_OWNER_BOOST
             if predicate and answers_yes_or_no(row):
                 score += tuning.PREDICATE_BOOST
             if sides is not None and (

@@ -2,7 +2,8 @@
 describes goes ("Converts a `Cow<'a, OsStr>` into an `OsString`", "Converts radians to
 degrees"), which names it says its subject is not ("is like setPath but for Fragment", "calls
 ParseAddr(s) and panics on error"), whether what it describes answers yes or no ("reports
-whether the port is valid"), and which parameters it names ("scans text read from r")."""
+whether the port is valid"), which parameters it names ("scans text read from r"), and which type
+it calls "this" ("Consumes this `RwLock`")."""
 
 from __future__ import annotations
 
@@ -185,3 +186,15 @@ def parameters_named(text: str) -> frozenset[str]:
         elif "_" in word or _CAMEL_CASE.search(word) or word in ABBREVIATIONS:
             names.add(word)
     return frozenset(names)
+
+
+# "Consumes this `RwLock`", "Returns the scale of this BigDecimal": a type the sentence calls
+# "this".
+_THIS_TYPE = re.compile(r"\b[Tt]his\s+`?([A-Z]\w*)")
+
+
+def owners_said(text: str) -> frozenset[str]:
+    """The types a sentence calls "this" ("Consumes this `RwLock`, returning the underlying
+    data", "Lay out this BigDecimal into a char[] array"): a doc comment's name for the object
+    its method is called on, so the owner of the method it documents."""
+    return frozenset(_THIS_TYPE.findall(text))
