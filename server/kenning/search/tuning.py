@@ -170,7 +170,7 @@ PARAMETER_BOOST = 0.05
 # Added to a method (or a member's declaration) of the type a sentence calls "this"
 # (sentences.owners_said, fusion.owned_by): "Consumes this `RwLock`, returning the underlying
 # data" is `RwLock.into_inner`, "Lay out this BigDecimal into a char[] array" a BigDecimal
-# method. 93 of the 105 such sentences of the six samples name their method's owner so (Java
+# method. 93 of the 104 such sentences of the six samples name their method's owner so (Java
 # 46, Rust 17, RxJS 18, C++ 12). bench.multilang descriptive, six samples pooled, paired
 # (session 41): Java +0.003 [-0.001, +0.007] (+9 / -2), RxJS +0.003 [+0.001, +0.005] (+7 / -0),
 # Rust +0.002 [+0.000, +0.004] (+5 / -0), C++ -0.001 [-0.003, +0.001] (+1 / -3: a sibling of
