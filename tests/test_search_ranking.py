@@ -1744,6 +1744,13 @@ def test_the_words_of_a_sentence_that_can_only_be_names(query: str, names: set[s
             {"items", "n"},
         ),
         ("c", "function", "memchr", "void *memchr(const void *s, int c, size_t n)", {"s", "c", "n"}),
+        (
+            "cpp",
+            "method",
+            "juce.OSCBundle.operator[]",
+            "Element& operator[] (const int i) const noexcept;",
+            {"i"},
+        ),
         # A type, a struct and a class declare no parameters, even when written with brackets.
         ("python", "class", "Foo", "class Foo(Base):", set()),
         ("go", "struct", "pair", "type pair struct {\n\ta, b int\n}", set()),
