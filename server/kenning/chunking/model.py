@@ -20,6 +20,11 @@ CONSTRUCTOR_KIND = "constructor"
 # The kinds of a definition that can be called (and so implemented, wrapped, overloaded).
 CALLABLE_KINDS = frozenset({"function", "method", CONSTRUCTOR_KIND})
 
+# The kinds of a chunk that writes a callable's signature: a callable's definition, or a
+# member's declaration in a trait or interface. It takes parameters and, as a member, has an
+# owner.
+SIGNATURE_KINDS = CALLABLE_KINDS | {DECLARATION_KIND}
+
 # The kinds of a chunk that is a stretch of a namespace or of the top level, not the definition
 # its symbol names: a window of one-liners of one class defined outside it (C++ `Foo::bar` in
 # a namespace, Go methods of one receiver) is named after that class and lists them, and it is

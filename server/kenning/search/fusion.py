@@ -21,6 +21,7 @@ from kenning.chunking.model import (
     CALLABLE_KINDS,
     CONSTRUCTOR_KIND,
     DECLARATION_KIND,
+    SIGNATURE_KINDS,
     STRETCH_KINDS,
     TYPE_KINDS,
 )
@@ -92,7 +93,7 @@ def leaf_words(symbol: str) -> str:
 def owned_by(row: ChunkRow, owners: frozenset[str]) -> bool:
     """Whether the chunk is a method (or a member declaration) of a type named one of ``owners``
     as written: ``RwLock.into_inner`` and ``juce.OSCMessage.size`` are their owners'."""
-    if not row.symbol or (row.kind not in CALLABLE_KINDS and row.kind != DECLARATION_KIND):
+    if not row.symbol or row.kind not in SIGNATURE_KINDS:
         return False
     parts = row.symbol.rsplit(".", 2)
     return len(parts) > 1 and parts[-2] in owners

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND
+from kenning.chunking.model import SIGNATURE_KINDS
 from kenning.lexical import FUNCTION_WORDS
 from kenning.store.rows import ChunkRow
 
@@ -88,6 +88,8 @@ _DEFAULT = re.compile(r"(?<![=!<>])=(?![=>])")
 # A type annotation's colon (`dur: Duration`), not a path's (`io::Result`).
 _TYPE_COLON = re.compile(r"(?<!:):(?!:)")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+# A Go method's receiver list opens here.
+_GO_RECEIVER = re.compile(r"\bfunc\s*\(")
 
 
 def parameter_names(row: ChunkRow) -> frozenset[str]:
@@ -95,7 +97,7 @@ def parameter_names(row: ChunkRow) -> frozenset[str]:
     named results (``func (v *Float) Add(delta float64)``: ``{v, delta}``): what a doc comment
     calls them ("adds delta to v", "scans text read from r", "Copies `val` into …"). Empty for
     any other chunk."""
-    if not row.symbol or (row.kind not in CALLABLE_KINDS and row.kind != DECLARATION_KIND):
+    if not row.symbol or row.kind not in SIGNATURE_KINDS:
         return frozenset()
     # A signature is near the chunk's top (after its attributes or decorators).
     return _parameter_names(row.text[:1500], row.symbol.rsplit(".", 1)[-1], row.language == "go")
@@ -107,7 +109,7 @@ def _parameter_names(code: str, name: str, go: bool) -> frozenset[str]:
         return frozenset()
     lists = 1
     if go:  # `func (r *Reader) Read(p []byte) (n int, err error)`: receiver, parameters, results
-        receiver = re.search(r"\bfunc\s*\(", code)
+        receiver = _GO_RECEIVER.search(code)
         if receiver is not None and receiver.end() <= start:
             start, lists = receiver.end() - 1, 3
         else:
