@@ -1939,4 +1939,9 @@ def test_a_sentence_finds_a_method_of_the_type_it_calls_this(ts_subject: Engine)
         "operator defined as the new observable's operator"
     )
     hits = search(ts_subject, SearchQuery(query, limit=5)).hits
-    assert hits[0].symbol == "Observable.lift", [(h.symbol, h.score) for h in hits]
+    got = [h.symbol for h in hits]
+    # Without the boost `Subject.asObservable` ranks first. With it, Observable's own methods
+    # lead: `lift`, and its constructor (the sentence "creates a new Observable"), a few
+    # hundredths apart either way as the fusion constants move.
+    assert {got[0], got[1]} <= {"Observable.lift", "Observable.constructor"}, got
+    assert got.index("Observable.lift") < got.index("Subject.asObservable"), got
