@@ -295,7 +295,7 @@ def tune(langs: Sequence[Lang], grid: dict[str, Sequence[float]]) -> dict[str, A
 
 DEFAULT_GRID: dict[str, Sequence[float]] = {
     "RRF_K": (3, 5, 10),
-    "LEXICAL_WEIGHT": (0.5, 0.7, 0.85),
+    "LEXICAL_WEIGHT": (0.3, 0.45, 0.7),
     "boost": (0.5, 1.0, 1.5),
     "COMMON_TERM_SHARE": (0.2, 0.4),
 }

@@ -208,7 +208,7 @@ def tune(
     grid = grid or {
         "COMMON_TERM_SHARE": (0.05, 0.1, 0.2, 0.4),
         "RRF_K": (2, 5, 10, 20, 40),
-        "LEXICAL_WEIGHT": (0.5, 0.7, 0.85, 1.0, 1.4),
+        "LEXICAL_WEIGHT": (0.3, 0.45, 0.7, 1.0, 1.4),
         "boost": (0.0, 0.5, 1.0, 2.0),
     }
     lexical_cache: dict[tuple[float, DocQuery], list[int]] = {}
