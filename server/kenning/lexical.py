@@ -14,6 +14,9 @@ from kenning.abbreviations import ABBREVIATIONS
 from kenning.compounds import compound_parts
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# One name as code spells it (`OsString`, `_url`, `r`): what search reads as a name in a
+# query's backticks or a signature's parameter list.
+NAME = re.compile(r"[A-Za-z_]\w*")
 
 # English function words that names are built with (`send_to`, `as_ptr`, `is_empty`,
 # `into_iter`): every sentence has some, so alone they do not say which name a sentence means

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from kenning.lexical import NAME
+
 # JSDoc/TSDoc and Javadoc inline tags: {@link Target}, {@link Target label}, {@link Target|label},
 # {@linkcode Target}, {@code x}, {@literal x}, {@inheritDoc}.
 _INLINE_TAG = re.compile(r"\{@(\w+)(?:\s+([^{}]*))?\}")
@@ -90,15 +92,12 @@ def backticked(query: str) -> list[str]:
     return _BACKTICKED.findall(query) if "`" in query else []
 
 
-_NAME = re.compile(r"[A-Za-z_]\w*")
-
-
 def written_names(query: str) -> frozenset[str]:
     """The names the query writes as code, one to a span (`` `String` `` and `` `OsString` `` in
     "Converts a `String` into an `OsString`"), when it writes two or more: together they say
     what the definition's signature relates (``impl From<String> for OsString``), where one
     alone (`` `Rc` ``, `` `self` ``) is any code about it."""
-    names = frozenset(span for span in backticked(query) if _NAME.fullmatch(span))
+    names = frozenset(span for span in backticked(query) if NAME.fullmatch(span))
     return names if len(names) >= 2 else frozenset()
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 
 from kenning.abbreviations import ABBREVIATIONS
-from kenning.lexical import FUNCTION_WORDS, name_words, word_forms
+from kenning.lexical import FUNCTION_WORDS, NAME, name_words, word_forms
 from kenning.search.signatures import conversion
 from kenning.store.rows import ChunkRow
 
@@ -164,8 +164,7 @@ def asks_whether(text: str) -> bool:
 _ABBREVIATED = re.compile(r"\b(?:e\.g|i\.e|cf|vs)\.", re.IGNORECASE)
 # A backticked span, or a word (a letter after digits too: "x³ - 3x + b", "this * 10n"); not
 # the letters after an apostrophe ("ip's", "doesn't").
-_SPAN_OR_WORD = re.compile(r"`([^`]+)`|(?<!['’])([A-Za-z_]\w*)")
-_NAME = re.compile(r"[A-Za-z_]\w*")
+_SPAN_OR_WORD = re.compile(rf"`([^`]+)`|(?<!['’])({NAME.pattern})")
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]")
 
 
@@ -178,7 +177,7 @@ def parameters_named(text: str) -> frozenset[str]:
     names: set[str] = set()
     for code, word in _SPAN_OR_WORD.findall(_ABBREVIATED.sub(" ", text)):
         if code:
-            if _NAME.fullmatch(code):
+            if NAME.fullmatch(code):
                 names.add(code)
         elif len(word) == 1:
             if word not in ("a", "A", "I"):

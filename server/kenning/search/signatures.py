@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from kenning.chunking.model import SIGNATURE_KINDS
-from kenning.lexical import FUNCTION_WORDS
+from kenning.lexical import FUNCTION_WORDS, NAME
 from kenning.store.rows import ChunkRow
 
 _WORDS = re.compile(r"\w+")
@@ -87,7 +87,6 @@ _NOT_PARAMETER_NAMES = frozenset(
 _DEFAULT = re.compile(r"(?<![=!<>])=(?![=>])")
 # A type annotation's colon (`dur: Duration`), not a path's (`io::Result`).
 _TYPE_COLON = re.compile(r"(?<!:):(?!:)")
-_NAME = re.compile(r"[A-Za-z_]\w*")
 # A Go method's receiver list opens here.
 _GO_RECEIVER = re.compile(r"\bfunc\s*\(")
 
@@ -203,7 +202,7 @@ def _declared_names(parameter: str, go: bool) -> list[str]:
     the last (C's `const char *s`, Java's `final String name`)."""
     parameter = _DEFAULT.split(parameter, maxsplit=1)[0]
     colon = _TYPE_COLON.search(parameter)
-    names = _NAME.findall(parameter if colon is None else parameter[: colon.start()])
+    names = NAME.findall(parameter if colon is None else parameter[: colon.start()])
     names = [name for name in names if name not in _NOT_PARAMETER_NAMES]
     if colon is not None or not names:
         return names
