@@ -1,4 +1,5 @@
-"""A query's doc markup (`{@link X}`, Markdown link addresses) is read as the words it shows."""
+"""A query's doc markup (`{@link X}`, Markdown link addresses, rustdoc's `[`X`]`) is read as the words it
+shows."""
 
 from __future__ import annotations
 
@@ -42,9 +43,17 @@ from tests.search_helpers import indexed
         ),
         ("a <code>Box<[u8]> &amp;&amp; b</code>", "a `Box<[u8]> && b`"),
         ('unescapes entities like "&lt;" to become "<"', 'unescapes entities like "&lt;" to become "<"'),
-        # Code and intra-doc links stay as written.
+        # rustdoc's intra-doc links read as the name they show, in backticks when written so.
+        ("Returns the [`Vec`] as a [`Box`]", "Returns the `Vec` as a `Box`"),
+        ("if the poll is a [Pending] value", "if the poll is a Pending value"),
+        ("passed to [`Once::call_once_force()`]", "passed to `Once::call_once_force()`"),
+        ("Moves it into a [`Vec`][vec] or [Box][boxed]", "Moves it into a `Vec` or Box"),
+        # Code stays as written: a call, an index, brackets in a code span, a name typed as a query.
         ("handlers[0](event) and handlers[i](e)", "handlers[0](event) and handlers[i](e)"),
-        ("Returns the [`Vec`] as a [`Box`]", "Returns the [`Vec`] as a [`Box`]"),
+        ("reads a[i][j] and b[idx]", "reads a[i][j] and b[idx]"),
+        ("Creates a `&mut UserRef<[T]>` from [`Box`]", "Creates a `&mut UserRef<[T]>` from `Box`"),
+        ("[T] as_mut", "[T] as_mut"),
+        ("[Symbol_observable]", "[Symbol_observable]"),
         ("Map<K, V> { key }", "Map<K, V> { key }"),
         ("`parse` the {@ header", "`parse` the {@ header"),
     ],

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from kenning.lexical import NAME
+from kenning.lexical import NAME, identifier_like
 
 # JSDoc/TSDoc and Javadoc inline tags: {@link Target}, {@link Target label}, {@link Target|label},
 # {@linkcode Target}, {@code x}, {@literal x}, {@inheritDoc}.
@@ -29,6 +29,15 @@ _ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
 # A Markdown link with its address (a URL, a path, an anchor): [text](https://…) → text. Code
 # such as `handlers[0](event)` is not one.
 _MARKDOWN_LINK = re.compile(r"\[([^\[\]]*[^\W\d][^\[\]]*)\]\((?:[a-z][a-z0-9+.-]*://|[./#])[^()\s]*\)")
+# rustdoc's intra-doc links, [`Once`], [Once], [`Vec`][vec]: what a reader sees is the name (in
+# backticks when written so). Not a call or an index (`f[0](x)`, `a[i][j]`), and not in code:
+# `&[T]` keeps its brackets.
+_INTRA_DOC_LINK = re.compile(
+    r"(?<![\w\])])"  # not an index: `a[i]`, `f()[0]`
+    r"\[(`[^`\[\]]+`|[A-Za-z_][\w:]*(?:\(\))?)\]"  # [`Once`], [Once], [`call_once()`]
+    r"(?:\[[^\[\]\s]*\])?"  # a reference label: [`Vec`][vec]
+    r"(?![(\[])"  # not a call or a Markdown link with its address
+)
 
 
 def _link(content: str) -> tuple[str, str]:
@@ -67,15 +76,29 @@ def reader_text(query: str) -> str:
     """``query`` with inline doc tags and Markdown link addresses replaced by what they show:
     ``{@link Observable}`` → ``Observable``, ``{@link List#add(Object) add}`` → ``add``,
     ``[XMLHttpRequest](https://…)`` → ``XMLHttpRequest``, rustdoc's
-    ``<code>[Box]&lt;[OsStr]&gt;</code>`` → ``Box<OsStr>`` in backticks. Other text is kept as
-    it is."""
+    ``<code>[Box]&lt;[OsStr]&gt;</code>`` → ``Box<OsStr>`` in backticks and its intra-doc links
+    ``[`Once`]`` → ``Once`` in backticks. Other text is kept as it is."""
     if "{@" in query:
         query = _INLINE_TAG.sub(_inline_tag, query)
     if "](" in query:
         query = _MARKDOWN_LINK.sub(r"\1", query)
     if "<code>" in query:
         query = _HTML_CODE.sub(_html_code, query)
+    if "[" in query and not identifier_like(query):  # `[T] as_mut` is a name
+        query = _without_link_brackets(query)
     return query
+
+
+def _without_link_brackets(query: str) -> str:
+    """``query`` with its intra-doc links' brackets dropped, except where they are in code."""
+    code = [m.span() for m in _BACKTICKED.finditer(query)] if "`" in query else []
+
+    def shown(match: re.Match[str]) -> str:
+        if any(start < match.start() < end for start, end in code):
+            return match.group(0)
+        return match.group(1)
+
+    return _INTRA_DOC_LINK.sub(shown, query)
 
 
 def _html_code(match: re.Match[str]) -> str:
