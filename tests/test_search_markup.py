@@ -1,5 +1,5 @@
-"""A query's doc markup (`{@link X}`, Markdown link addresses, rustdoc's `[`X`]`) is read as the words it
-shows."""
+"""A query's doc markup (`{@link X}`, Markdown link addresses, rustdoc's `[`X`]`) is read as the
+words it shows."""
 
 from __future__ import annotations
 
