@@ -262,6 +262,67 @@ def test_a_window_of_free_one_liners_leads_with_their_names() -> None:
     assert [c.header for c in plain] == [""]
 
 
+def test_a_one_line_function_held_by_a_const_or_a_field_is_defined_not_declared() -> None:
+    # `const clamp = (…) => …` has its body in its value: it is named with the one-line
+    # function declarations beside it, not left out of the window's names.
+    text = src(
+        """
+        import { Count } from "./Count"
+
+        const clampCount = (n: number, length: number): number => Math.min(n, length)
+
+        export function isThing(a: unknown): boolean { return a !== undefined }
+        """
+    )
+    window = chunk_source("array.ts", text, "typescript").chunks[0]
+    assert window.kind == "window" and window.header == "clamp count, is thing"
+    # A class field holding a one-line arrow function is defined in the class's text, as a
+    # one-line method is: neither is listed after `; declares` with the abstract method.
+    text = src(
+        """
+        abstract class Store {
+          private items: string[] = []
+          setValue = (value: string): void => { this.items.push(value) }
+          getSize(): number { return this.items.length }
+          abstract load(): void
+        }
+        """
+    )
+    store = chunk_source("store.ts", text, "typescript").chunks[0]
+    assert store.header == "store; declares load"
+
+
+def test_a_functions_window_keeps_its_name_when_its_one_liners_belong_to_an_object() -> None:
+    # The one-liners of an object literal inside a constructor are the constructor's helpers:
+    # its chunk is named after it, with them as members, not after the object.
+    text = src(
+        """
+        class SafeSubscriber<T> extends Subscriber<T> {
+          BODY
+          constructor(observerOrNext?: Partial<Observer<T>> | null) {
+            super();
+            let partialObserver: Partial<Observer<T>>;
+            const context = {
+              unsubscribe: () => this.unsubscribe(),
+            };
+            partialObserver = {
+              next: observerOrNext.next && bind(observerOrNext.next, context),
+            };
+            this.destination = new ConsumerObserver(partialObserver);
+            TAIL
+          }
+        }
+        """
+    )
+    # A long constructor: its windows are the constructor's, the one with `context` too.
+    text = text.replace("BODY", "").replace("TAIL", "this.count += 1;\n" * 60)
+    chunks = chunk_source("Subscriber.ts", text, "typescript").chunks
+    owner = next(c for c in chunks if "const context" in c.text)
+    assert owner.symbol is not None and not owner.symbol.endswith("context")
+    assert "unsubscribe" in owner.header.splitlines()[0]
+    assert "declares" not in owner.header
+
+
 def test_a_names_abbreviations_are_written_out_and_its_members_still_read_back() -> None:
     text = src(
         """

@@ -105,7 +105,10 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     their old ``idents`` until the store fix of this version).
 # 42: a chunk's lexical words split its name's and path's compounds (``kenning.compounds``:
 #     `Sizeof` → size of, `splitext` → split ext); chunks and what the model reads unchanged.
-CHUNKER_VERSION = 42
+# 43: a one-line function held by a variable, property or field (`const clamp = (n) => …`) is
+#     defined, not declared: a window names it with the one-line functions beside it, and a
+#     function's window keeps the function's name when its one-liners are an object's.
+CHUNKER_VERSION = 43
 
 log = logging.getLogger(__name__)
 

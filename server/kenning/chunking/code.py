@@ -50,6 +50,7 @@ method chunk names its owner (Go 250, Rust 492, TypeScript 145, Java 758, C++ 62
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -129,6 +130,17 @@ class _Out:
     header: tuple[str, ...]
     members: tuple[str, ...] = ()  # the names defined inside a container kept whole
     declared: tuple[str, ...] = ()  # the functions only declared in it
+
+
+def _body(node: ts.Node) -> ts.Node | None:
+    """A definition's body: its own, or that of the function its value or right side holds
+    (``const f = (x) => …``, ``Foo.prototype.bar = function () {…}``)."""
+    body = node.child_by_field_name("body")
+    if body is None:
+        value = node.child_by_field_name("value") or node.child_by_field_name("right")
+        if value is not None:
+            body = value.child_by_field_name("body")
+    return body
 
 
 def _end_line(node: ts.Node) -> int:
@@ -349,7 +361,9 @@ class CodeChunker:
             # declarations are what a reader looks for in it: each is its own chunk.
             unit = chunk and not deep and (span_end > first_line or rule.declaration)
             if not unit and not deep and name and kind in CALLABLE_KINDS:
-                declared = node.child_by_field_name("body") is None
+                # A function held by a variable, property or field has its body in the value
+                # (`const clamp = (n) => …`): it is defined, not only declared.
+                declared = _body(node) is None
                 container = ".".join(path + qualifier) or None
                 self.leaves.append(
                     _Leaf(span.start_byte, span.end_byte, self._first_line(span), name, declared, container)
@@ -409,6 +423,10 @@ class CodeChunker:
             stack.append(unit)
             previous = unit
         attach_leaves_before(len(self.src) + 1)
+        # By first line, so that a window finds its leaves by bisection (`_leaves_on`): a file
+        # of 20,000 one-liners is cut into a thousand windows.
+        for owner in (self.root_leaves, *(unit.leaves for unit in self.units)):
+            owner.sort(key=_leaf_start)
         return roots
 
     # ---- chunks ------------------------------------------------------------------------
@@ -418,11 +436,7 @@ class CodeChunker:
         src = self.src
         node = unit.node
         start_node = unit.span_node if unit.rule.sig_from_span else node
-        body = node.child_by_field_name("body")
-        if body is None:
-            value = node.child_by_field_name("value") or node.child_by_field_name("right")
-            if value is not None:
-                body = value.child_by_field_name("body")
+        body = _body(node)
         start = start_node.start_byte
         if body is not None and body.start_byte > start:
             end = body.start_byte
@@ -495,8 +509,12 @@ class CodeChunker:
             # One-liners of one class defined out of line in a namespace (`float
             # AudioParameterFloat::getValue() const { … }` in `namespace juce`) are that
             # class's members: the window is named after it, not after the namespace.
+            # A function's window stays the function's: the one-liners in it are its helpers
+            # (`unsubscribe: () => …` of an object literal in a constructor).
             symbol = owner.qualname
-            if all(child.end < first or child.start > last for child in owner.children):
+            if owner.kind not in CALLABLE_KINDS and all(
+                child.end < first or child.start > last for child in owner.children
+            ):
                 symbol = _leaf_container(owner.leaves, first, last) or symbol
             self.out.append(_Out(first, last, owner.kind, symbol, header, inside, declared))
 
@@ -504,7 +522,7 @@ class CodeChunker:
         """Window ``first..last`` of a container's body cut before members so that no part
         holds more than ``_WINDOW_MEMBERS`` of its one-line members (declarations, one-line
         definitions), in parts of even member counts."""
-        starts = [leaf.start for leaf in owner.leaves if first <= leaf.start <= last]
+        starts = [leaf.start for leaf in _leaves_on(owner.leaves, first, last)]
         parts = -(-len(starts) // _WINDOW_MEMBERS)
         if parts <= 1:
             return [(first, last)]
@@ -743,10 +761,20 @@ def _members(
     )
 
 
+def _leaf_start(leaf: _Leaf) -> int:
+    return leaf.start
+
+
+def _leaves_on(leaves: list[_Leaf], first: int, last: int) -> list[_Leaf]:
+    """The leaves (sorted by first line) that start on lines ``first..last``."""
+    lo = bisect.bisect_left(leaves, first, key=_leaf_start)
+    return leaves[lo : bisect.bisect_right(leaves, last, lo=lo, key=_leaf_start)]
+
+
 def _leaf_container(leaves: list[_Leaf], first: int, last: int) -> str | None:
     """The one container of the one-line definitions on lines ``first..last``, or None when
     they have none or several."""
-    found = {leaf.container for leaf in leaves if first <= leaf.start <= last and not leaf.declared}
+    found = {leaf.container for leaf in _leaves_on(leaves, first, last) if not leaf.declared}
     return found.pop() if len(found) == 1 else None
 
 
@@ -759,8 +787,8 @@ def _leaf_names(
     each once, in order."""
     names = (
         f"{leaf.container}.{leaf.name}" if qualified and leaf.container else leaf.name
-        for leaf in leaves
-        if leaf.declared == declared and first <= leaf.start <= last
+        for leaf in _leaves_on(leaves, first, last)
+        if leaf.declared == declared
     )
     return tuple(dict.fromkeys(names))
 
