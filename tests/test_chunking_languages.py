@@ -12,6 +12,7 @@ from tests.chunking_helpers import (
     chunked,
     spans,
     src,
+    symbol,
     symbols_of,
 )
 
@@ -555,6 +556,67 @@ def test_rust_big_impl_is_split_per_method_with_impl_header() -> None:
     fmt_chunk = chunk_at(result, 21)
     assert (fmt_chunk.kind, fmt_chunk.symbol) == ("method", "Point.fmt")
     assert fmt_chunk.header == "point format\nimpl fmt::Display for Point<i32>"
+
+
+RUST_ITEM_MACROS = src(
+    """
+    use std::io;
+
+    cfg_rt! {
+        /// Spawns a new asynchronous task.
+        pub fn spawn<F>(future: F) -> JoinHandle<F::Output> {
+            let id = task::Id::next();
+            spawn_inner(future, id)
+        }
+    }
+
+    impl Runtime {
+        cfg_metrics! {
+            pub fn metrics(&self) -> RuntimeMetrics {
+                self.handle.metrics()
+            }
+        }
+    }
+
+    cfg_if::cfg_if! {
+        if #[cfg(unix)] {
+            mod unix;
+        } else {
+            fn other() -> u32 {
+                1
+            }
+        }
+    }
+
+    impl_from! { u8, u16 }
+
+    fn main() {
+        tokio::select! {
+            fn inner() {}
+        }
+    }
+    """
+)
+
+
+def test_rust_items_inside_a_macro_invocation_are_definitions() -> None:
+    # tokio's `cfg_rt! { … }`, in an impl too, and cfg_if's branches: the items are read where
+    # they stand. A macro whose body is not items, or that is in a function body, is left alone.
+    result = chunked(RUST_ITEM_MACROS, "rust")
+    assert symbols_of(result) == {
+        ("spawn", "function", None),
+        ("metrics", "method", "Runtime"),
+        ("other", "function", None),
+        ("main", "function", None),
+    }
+    spawn = next(c for c in result.chunks if c.symbol == "spawn")
+    assert (spawn.kind, spawn.end_line) == ("function", 9)
+    runtime = next(c for c in result.chunks if c.symbol == "Runtime")
+    assert runtime.header.splitlines()[0] == "runtime: metrics"
+    assert symbol(result, "other").name_line == 23
+    # Nested invocations are opened too; the line and column of a name do not move.
+    nested = chunked("cfg_net! {\n    cfg_unix! {\n        pub fn bind() {}\n    }\n}\n", "rust")
+    assert [(s.name, s.name_line, s.name_col) for s in nested.symbols] == [("bind", 3, 15)]
 
 
 # ---- Java ---------------------------------------------------------------------------------

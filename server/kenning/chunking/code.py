@@ -71,6 +71,7 @@ from kenning.chunking.header import name_line, names_line
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.macros import blank_macros
 from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, Symbol
+from kenning.chunking.rust_macros import open_item_macros
 
 # C and C++: parsed with macro invocations blanked (``macros.py``); a ".h" falls back from C++
 # to C on the same blanked bytes.
@@ -174,6 +175,9 @@ class CodeChunker:
             # it cannot read blanked; offsets are unchanged, chunk texts come from `text`.
             self.src = blank_macros(self.src)
         tree = parser_for(grammar).parse(self.src)
+        if grammar.name == "rust":
+            # Items inside `cfg_rt! { … }` are read where they stand (rust_macros.py).
+            self.src, tree = open_item_macros(parser_for(grammar), self.src, tree)
         if fallback is not None and tree.root_node.has_error:
             # A second opinion for ambiguous files (a ".h" is C or C++): keep whichever grammar
             # reads the file without errors, the first one when both or neither do.
