@@ -112,6 +112,33 @@ def test_an_empty_cache_dir_starts_from_an_empty_cache(
     assert fresh.from_shared == 0 and fresh.embedded == _unique_inputs(copy)
 
 
+def test_a_reused_vector_is_the_computed_one_to_the_int8_code(  # type: ignore[no-untyped-def]
+    workspace: Path, tmp_path: Path, encoder
+) -> None:
+    # The store and the shared cache keep float16; a vector computed now must enter the graph
+    # as the one read back later (another copy, a pack, a rebuild), or two indexes of one tree
+    # rank differently. From float32 one vector in two was a code off.
+    copy = tmp_path / "copy"
+    shutil.copytree(workspace, copy)
+    _index(workspace, encoder)
+    _, second, _, _ = _index(copy, encoder)
+    assert second.embedded == 0 and second.from_shared > 5
+
+    def graph(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        with Engine(root, Config(), encoder_factory=lambda _c: encoder) as engine:
+            engine.open()
+            engine.adopt_loaded_vectors()
+            assert engine.vectors is not None
+            centroid = engine.vectors.centroid()
+            assert centroid is not None
+            keys, sims = engine.vectors.search(encoder.embed_query("retry a failed upload"), 50)
+            return centroid, keys, sims
+
+    computed, reused = graph(workspace), graph(copy)
+    for a, b in zip(computed, reused, strict=True):
+        assert np.array_equal(a, b)
+
+
 def test_a_model_change_never_reuses_another_models_vectors(workspace: Path, tmp_path: Path, encoder) -> None:  # type: ignore[no-untyped-def]
     from kenning.embedding import Encoder
 
