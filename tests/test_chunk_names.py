@@ -323,6 +323,25 @@ def test_a_functions_window_keeps_its_name_when_its_one_liners_belong_to_an_obje
     assert "declares" not in owner.header
 
 
+def test_a_window_of_a_top_level_table_leads_with_its_name() -> None:
+    # A variable of many lines is no chunk of its own: each window of it (the later ones do not
+    # show the name) leads with the name in words. One-line constants are not listed.
+    rows = "\n".join(f'    "k{i}": "value number {i} of the replacement table",' for i in range(40))
+    text = (
+        "package html\n\nconst maxDepth = 3\n\nvar replacementTable = map[string]string{\n" + rows + "\n}\n"
+    )
+    chunks = chunk_source("escape.go", text, "go").chunks
+    windows = [c for c in chunks if "value number" in c.text]
+    assert len(windows) >= 2
+    assert all(c.kind == "window" and c.symbol is None for c in windows)
+    assert [c.header for c in windows] == ["replacement table"] * len(windows)
+    assert embed_input("escape.go", windows[-1].header, windows[-1].text).startswith(
+        "escape.go\nreplacement table\n"
+    )
+    short = chunk_source("limits.go", "package html\n\nconst maxDepth = 3\nconst maxWidth = 80\n", "go")
+    assert [c.header for c in short.chunks] == [""]
+
+
 def test_a_names_abbreviations_are_written_out_and_its_members_still_read_back() -> None:
     text = src(
         """

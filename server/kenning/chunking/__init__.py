@@ -111,7 +111,10 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 44: Rust items inside a macro invocation (tokio's `cfg_rt! { pub fn spawn … }`, `cfg_if!`'s
 #     branches) are read where they stand (`chunking.rust_macros`): tokio 1.24 has 432 functions
 #     more, and its windows with no name fall from 911 to 396.
-CHUNKER_VERSION = 44
+# 45: a top-level window of a variable or constant of more than two lines (Go's `var
+#     nativeHistogramBounds = [][]float64{…}`, a module's `const defaults = {…}`) leads its model
+#     input with the name in words, the later windows of it too (they show no name).
+CHUNKER_VERSION = 45
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,9 @@ TypeScript method signature): when the trait declares two or more, it is split e
 and each declaration is a chunk with the trait named in its header, of kind ``declaration``
 (``model.DECLARATION_KIND``: search ranks it with the methods implementing it). TypeScript
 overload signatures belong to the implementation below them (one chunk: how it is called and
-what it does). Top-level windows holding only imports (and comments) get kind ``imports``, and
+what it does). A top-level window of a variable or constant of more than two lines (a table of
+data) leads with its name in words, as a window of free one-liners leads with theirs.
+Top-level windows holding only imports (and comments) get kind ``imports``, and
 comment-only windows before the first code (licence headers) kind ``preamble``, so search can
 keep them out of its dense ranking.
 
@@ -85,6 +87,8 @@ _MAX_STATEMENT_DEPTH = 48
 _MAX_SIGNATURE = 120
 # Lines between definitions this short (at most two of them) join a neighbouring chunk.
 _CRUMB_CHARS = 100
+# The symbol kinds of a top-level table of data that a window is named after.
+_DATA_KINDS = frozenset({"variable", "constant"})
 _CLOSING = re.compile(r"[)\]}]|#\s*(?:endif|else|elif)\b")
 
 
@@ -191,6 +195,7 @@ class CodeChunker:
         self.leaves: list[_Leaf] = []
         self.root_leaves: list[_Leaf] = []  # the leaves in no unit (top-level one-liners)
         self.out: list[_Out] = []
+        self._data: list[Symbol] | None = None  # built by `_data_names` on first use
 
     # ---- definitions -------------------------------------------------------------------
 
@@ -498,6 +503,10 @@ class CodeChunker:
                 # Free one-liners (Go's `func IPv4Unspecified() Addr { … }`), or those of
                 # several receivers: no one name fits the window, so it leads with theirs.
                 labels = _leaf_names(self.root_leaves, first, last, declared=False, qualified=True)
+                # Else the multi-line variables and constants it holds or continues (Go's `var
+                # nativeHistogramBounds = [][]float64{…}`, a module's `const defaults = {…}`):
+                # their names are what says what the table is, and a later window shows none.
+                labels = labels or self._data_names(first, last)
                 listed = (names_line(labels, _MAX_SIGNATURE),) if labels else ()
                 self.out.append(_Out(first, last, "window", None, (*listed, *headers)))
                 continue
@@ -521,6 +530,30 @@ class CodeChunker:
             ):
                 symbol = _leaf_container(owner.leaves, first, last) or symbol
             self.out.append(_Out(first, last, owner.kind, symbol, header, inside, declared))
+
+    def _data_names(self, first: int, last: int) -> tuple[str, ...]:
+        """The top-level variables and constants of more than two lines on lines
+        ``first..last`` or around them, in order."""
+        data = self._data
+        if data is None:
+            data = self._data = sorted(
+                (
+                    symbol
+                    for symbol in self.symbols
+                    if symbol.container is None
+                    and symbol.kind in _DATA_KINDS
+                    and symbol.end_line - symbol.start_line >= 2
+                ),
+                key=lambda symbol: symbol.start_line,
+            )
+        # Top-level definitions do not nest: walk back from the last one starting in the window
+        # until one ends before it.
+        found: list[str] = []
+        i = bisect.bisect_right(data, last, key=lambda symbol: symbol.start_line)
+        while i > 0 and data[i - 1].end_line >= first:
+            i -= 1
+            found.append(data[i].name)
+        return tuple(dict.fromkeys(reversed(found)))
 
     def _member_parts(self, owner: _Unit, first: int, last: int) -> list[tuple[int, int]]:
         """Window ``first..last`` of a container's body cut before members so that no part
