@@ -434,8 +434,8 @@ class CodeChunker:
         attach_leaves_before(len(self.src) + 1)
         # By first line, so that a window finds its leaves by bisection (`_leaves_on`): a file
         # of 20,000 one-liners is cut into a thousand windows.
-        for owner in (self.root_leaves, *(unit.leaves for unit in self.units)):
-            owner.sort(key=_leaf_start)
+        for leaves_of_one in (self.root_leaves, *(unit.leaves for unit in self.units)):
+            leaves_of_one.sort(key=_leaf_start)
         return roots
 
     # ---- chunks ------------------------------------------------------------------------

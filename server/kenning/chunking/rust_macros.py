@@ -18,6 +18,8 @@ original file. A body that is not items (``impl_from! { u8, u16 }``, ``lazy_stat
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter as ts
 
 # Where an invocation stands in place of items: the file, or an impl / trait / mod body.
@@ -41,6 +43,7 @@ _ITEMS = frozenset(
         "macro_definition",
     }
 )
+_NOT_NEWLINE = re.compile(rb"[^\n]")
 # Invocations inside an opened body are opened by another round; real code nests two deep.
 _ROUNDS = 4
 
@@ -79,9 +82,7 @@ def _item_bodies(parser: ts.Parser, src: bytes, macro: ts.Node) -> list[tuple[in
 
 
 def _blank(buffer: bytearray, start: int, end: int) -> None:
-    for i in range(start, end):
-        if buffer[i] not in b"\r\n":
-            buffer[i] = 0x20
+    buffer[start:end] = _NOT_NEWLINE.sub(b" ", bytes(buffer[start:end]))
 
 
 def open_item_macros(parser: ts.Parser, src: bytes, tree: ts.Tree) -> tuple[bytes, ts.Tree]:
