@@ -792,7 +792,9 @@ def _members(
     one-line definitions too."""
     found = [(child.start, child.name) for child in unit.children if child.name]
     if leaves:
-        found = sorted([*found, *((leaf.start, leaf.name) for leaf in unit.leaves if not leaf.declared)])
+        # By bisection, as everywhere a window looks for its one-liners: this runs per window.
+        on = _leaves_on(unit.leaves, first, last if last is not None else unit.end)
+        found = sorted([*found, *((leaf.start, leaf.name) for leaf in on if not leaf.declared)])
     return tuple(
         dict.fromkeys(name for line, name in found if first <= line and (last is None or line <= last))
     )

@@ -67,6 +67,7 @@ _WORD_RE = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(w.encode()) for w 
 
 # A line that may be a macro invocation on its own: indentation, name, optional arguments.
 _LINE_RE = re.compile(rb"^([ \t]*)([A-Za-z_]\w*)[ \t]*(\(|;|\r?$)", re.MULTILINE)
+_NOT_LINE_BREAK = re.compile(rb"[^\r\n]")
 _CAPS_RE = re.compile(rb"[A-Z][A-Z0-9_]{2,}\Z")
 _KEYWORDS = frozenset(
     b"if while for switch return sizeof do else case default break continue goto typedef"
@@ -126,6 +127,12 @@ def _opens_body(lines: list[bytes]) -> list[bool]:
     return opens
 
 
+def blank_range(buffer: bytearray, start: int, end: int) -> None:
+    """Bytes ``start..end`` of ``buffer`` replaced by spaces, line breaks kept: every offset,
+    line and column of the rest stays where it was."""
+    buffer[start:end] = _NOT_LINE_BREAK.sub(b" ", bytes(buffer[start:end]))
+
+
 def blank_macros(src: bytes) -> bytes:
     """``src`` with the macro invocations tree-sitter misreads replaced by spaces (same length,
     newlines kept)."""
@@ -135,13 +142,8 @@ def blank_macros(src: bytes) -> bytes:
     starts = [0, *(m.end() for m in re.finditer(rb"\n", src))]  # line start offsets
     opens = _opens_body(src.split(b"\n"))
 
-    def blank(start: int, end: int) -> None:
-        for i in range(start, end):
-            if out[i] not in (0x0A, 0x0D):
-                out[i] = 0x20
-
     for match in _WORD_RE.finditer(src):
-        blank(match.start(), match.end())
+        blank_range(out, match.start(), match.end())
     for match in _LINE_RE.finditer(src):
         indent, name = match.group(1), match.group(2)
         if name in _KEYWORDS:
@@ -168,5 +170,5 @@ def blank_macros(src: bytes) -> bytes:
             continue  # more on its line, or a definition continues below it
         if not _prev_line_allows(out, match.start()):
             continue
-        blank(match.start(2), after)
+        blank_range(out, match.start(2), after)
     return bytes(out)

@@ -18,9 +18,9 @@ original file. A body that is not items (``impl_from! { u8, u16 }``, ``lazy_stat
 
 from __future__ import annotations
 
-import re
-
 import tree_sitter as ts
+
+from kenning.chunking.macros import blank_range
 
 # Where an invocation stands in place of items: the file, or an impl / trait / mod body.
 _ITEM_PARENTS = frozenset({"source_file", "declaration_list"})
@@ -43,7 +43,6 @@ _ITEMS = frozenset(
         "macro_definition",
     }
 )
-_NOT_NEWLINE = re.compile(rb"[^\n]")
 # Invocations inside an opened body are opened by another round; real code nests two deep.
 _ROUNDS = 4
 
@@ -81,10 +80,6 @@ def _item_bodies(parser: ts.Parser, src: bytes, macro: ts.Node) -> list[tuple[in
     ]
 
 
-def _blank(buffer: bytearray, start: int, end: int) -> None:
-    buffer[start:end] = _NOT_NEWLINE.sub(b" ", bytes(buffer[start:end]))
-
-
 def open_item_macros(parser: ts.Parser, src: bytes, tree: ts.Tree) -> tuple[bytes, ts.Tree]:
     """``src`` with the item macros around item bodies blanked, and its parse; the same
     ``src`` and ``tree`` when there are none."""
@@ -104,9 +99,9 @@ def open_item_macros(parser: ts.Parser, src: bytes, tree: ts.Tree) -> tuple[byte
                         buffer = bytearray(src)
                     position = child.start_byte
                     for start, end in bodies:
-                        _blank(buffer, position, start)
+                        blank_range(buffer, position, start)
                         position = end
-                    _blank(buffer, position, child.end_byte)
+                    blank_range(buffer, position, child.end_byte)
                 elif child.type in ("impl_item", "trait_item", "mod_item"):
                     stack.append(child)
         if buffer is None:
