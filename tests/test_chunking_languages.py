@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kenning.chunking import DEFAULT_MAX_CHARS, chunk_source
+from kenning.chunking.grammars import GRAMMARS, parser_for
+from kenning.chunking.ts_repairs import repair as repair_typescript
 from tests.chunking_helpers import (
     GLIBC_STRLEN,
     check_invariants,
@@ -346,6 +348,93 @@ def test_tsx_parses_jsx() -> None:
     )
     result = chunked(text, "tsx")
     assert spans(result) == [(1, 3, "function", "App")]
+
+
+# Effect 4's shapes: variance annotations (TypeScript 4.7) and a "dual" API, a type literal of
+# generic call signatures one per line. tree-sitter-typescript 0.23 reads both as errors, and
+# here its recovery swallowed `dual` and `memoize`: symbols named `switch`, `case` and `return`.
+TYPESCRIPT_EFFECT = src(
+    """
+    export interface Cache<in out Key, out A = never> {
+      get(key: Key): A
+    }
+
+    export const dual: {
+      <DataLast extends (...args: Array<any>) => any, DataFirst extends (...args: any) => any>(
+        arity: number
+      ): DataLast
+      /** Data-first. */
+      <DataLast extends (...args: Array<any>) => any, DataFirst extends (...args: any) => any>(
+        isDataFirst: (args: IArguments) => boolean
+      ): DataLast
+    } = function(arity, body) {
+      switch (arity) {
+        case 0:
+          throw new RangeError(`Invalid arity ${arity}`)
+        default:
+          return function() {
+            return body
+          }
+      }
+    }
+
+    export function memoize<A extends object, O>(f: (a: A) => O): (a: A) => O {
+      const cache = new WeakMap<object, O>()
+      return (a) => cache.get(a) ?? f(a)
+    }
+
+    export class Ref<in out A> {
+      modify(f: (a: A) => A): void {
+        this.value = f(this.value)
+      }
+      get(): A {
+        return this.value
+      }
+    }
+    """
+)
+
+
+@pytest.mark.parametrize("language", ["typescript", "tsx"])
+def test_typescript_variance_and_generic_call_signatures_are_read(language: str) -> None:
+    result = chunked(TYPESCRIPT_EFFECT, language)
+    assert symbols_of(result) == {
+        ("Cache", "interface", None),
+        ("get", "method", "Cache"),
+        ("dual", "function", None),
+        ("memoize", "function", None),
+        ("Ref", "class", None),
+        ("modify", "method", "Ref"),
+        ("get", "method", "Ref"),
+    }
+    assert spans(result) == [
+        (1, 3, "interface", "Cache"),
+        (5, 22, "function", "dual"),
+        (24, 27, "function", "memoize"),
+        (29, 36, "class", "Ref"),
+    ]
+    # Names and signatures are read from the file as written, not from what the parser saw.
+    split = chunked(TYPESCRIPT_EFFECT, language, max_chars=120)
+    method = next(c for c in split.chunks if c.symbol == "Ref.get")
+    assert "class Ref<in out A>" in method.header
+
+
+def test_a_typescript_repair_that_adds_errors_is_not_kept() -> None:
+    # `a⏎  <b, c>(d)` is a comparison, not a call signature: a `;` before it would be an error.
+    # The file has another error (`let as`), so the repair runs and must give the tree back.
+    parser = parser_for(GRAMMARS["typescript"])
+    text = b"const ok = a\n  <b, c>(d)\nlet as = 1\n"
+    tree = parser.parse(text)
+    assert tree.root_node.has_error
+    assert repair_typescript(parser, text, tree) is tree
+
+
+def test_a_typescript_repair_scans_comment_runs_in_linear_time() -> None:
+    # A run of `/` after a comma once read as any number of `//` comments: exponential time.
+    parser = parser_for(GRAMMARS["typescript"])
+    text = b"f(a, " + b"/" * 400 + b"\n) <in T>\n" + b"// x\n" * 2000 + b"  <A>(a: A)\n"
+    tree = repair_typescript(parser, text, parser.parse(text))
+    assert tree.root_node.end_byte == len(text)
 
 
 # ---- Go -----------------------------------------------------------------------------------

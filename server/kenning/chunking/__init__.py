@@ -114,7 +114,11 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 45: a top-level window of a variable or constant of more than two lines (Go's `var
 #     nativeHistogramBounds = [][]float64{…}`, a module's `const defaults = {…}`) leads its model
 #     input with the name in words, the later windows of it too (they show no name).
-CHUNKER_VERSION = 45
+# 46: TypeScript's variance annotations (`interface Cache<in out K>`) and generic call signatures
+#     one per line (Effect's dual APIs) are parsed as the code they are (`chunking.ts_repairs`):
+#     in Effect 4, TanStack Query, tRPC, MobX and Immer, 1,420 symbols more and 2,998 windows
+#     with no name fewer; the benchmark's TypeScript chunks are unchanged.
+CHUNKER_VERSION = 46
 
 log = logging.getLogger(__name__)
 

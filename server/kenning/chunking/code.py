@@ -74,10 +74,12 @@ from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.macros import blank_macros
 from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, Symbol
 from kenning.chunking.rust_macros import open_item_macros
+from kenning.chunking.ts_repairs import repair as repair_typescript
 
 # C and C++: parsed with macro invocations blanked (``macros.py``); a ".h" falls back from C++
 # to C on the same blanked bytes.
 _MACRO_GRAMMARS = frozenset({"c", "cpp"})
+_TS_GRAMMARS = frozenset({"typescript", "tsx"})
 # Containers nested deeper than this are windowed instead of recursed into (generated code).
 _MAX_NESTING = 48
 # How deep below the definition being windowed statements still count as cut points.
@@ -182,6 +184,9 @@ class CodeChunker:
         if grammar.name == "rust":
             # Items inside `cfg_rt! { … }` are read where they stand (rust_macros.py).
             self.src, tree = open_item_macros(parser_for(grammar), self.src, tree)
+        elif grammar.name in _TS_GRAMMARS:
+            # Parsed again with what the grammar misreads rewritten in place (ts_repairs.py).
+            tree = repair_typescript(parser_for(grammar), self.src, tree)
         if fallback is not None and tree.root_node.has_error:
             # A second opinion for ambiguous files (a ".h" is C or C++): keep whichever grammar
             # reads the file without errors, the first one when both or neither do.
