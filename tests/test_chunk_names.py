@@ -342,6 +342,28 @@ def test_a_window_of_a_top_level_table_leads_with_its_name() -> None:
     assert [c.header for c in short.chunks] == [""]
 
 
+def test_a_window_of_a_documented_top_level_constant_leads_with_its_name() -> None:
+    # Effect documents its API on one-line aliases of the internal module: the documentation
+    # and the line are a window, named after the constant; an undocumented one-liner is not.
+    doc = "\n".join(f" * Line {i} of what the defaults are and when to replace them." for i in range(12))
+    text = (
+        "export function check(value: unknown): boolean {\n  return value !== undefined\n}\n\n"
+        f"/**\n * Replaces the defaults used by checks.\n{doc}\n */\n"
+        "export const configureGlobal = Internal.configureGlobal\n\n"
+        "export const plain = Internal.plain\n"
+    )
+    chunks = chunk_source("Arbitrary.ts", text, "typescript").chunks
+    # The documentation is longer than a window: each window of it is named, as of a table.
+    windows = [c for c in chunks if "defaults" in c.text or "configureGlobal" in c.text]
+    assert len(windows) == 2
+    assert [(c.kind, c.symbol, c.header) for c in windows] == [("window", None, "configure global")] * 2
+    bare = chunk_source("Plain.ts", "export const plain = Internal.plain\n", "typescript")
+    assert [c.header for c in bare.chunks] == [""]
+    # A C preprocessor line is no comment.
+    c_file = chunk_source("state.c", "#include <stdio.h>\nint counter;\n", "c")
+    assert [c.header for c in c_file.chunks] == [""]
+
+
 def test_a_names_abbreviations_are_written_out_and_its_members_still_read_back() -> None:
     text = src(
         """

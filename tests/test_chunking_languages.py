@@ -309,6 +309,43 @@ def test_a_typescript_namespace_lists_its_exported_consts() -> None:
     assert symbols_of(result) == {("ts", "namespace", None), ("version", "constant", "ts")}
 
 
+@pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
+def test_an_anonymous_default_export_is_named_default(language: str) -> None:
+    # As tsserver lists it; before, its lines were a window with no name and no symbol.
+    function = chunked(
+        src(
+            """
+            /** Parses the options. */
+            export default function (options) {
+              const parsed = parse(options)
+              return parsed
+            }
+            """
+        ),
+        language,
+    )
+    assert spans(function) == [(1, 5, "function", "default")]
+    assert (symbol(function, "default").name_line, symbol(function, "default").name_col) == (2, 7)
+    klass = chunked(
+        src(
+            """
+            export default class {
+              run() {
+                return 1
+              }
+            }
+            """
+        ),
+        language,
+    )
+    assert symbols_of(klass) == {("default", "class", None), ("run", "method", "default")}
+    assert klass.chunks[0].header == "default: run"
+    # A named default export keeps its name; a default export of a value is no definition.
+    named = chunked("export default function parse(options) {\n  return options\n}\n", language)
+    assert symbols_of(named) == {("parse", "function", None)}
+    assert symbols_of(chunked("export default parse\n", language)) == set()
+
+
 @pytest.mark.parametrize("language", ["typescript", "tsx"])
 def test_typescript(language: str) -> None:
     result = chunked(TYPESCRIPT, language)

@@ -118,7 +118,11 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     one per line (Effect's dual APIs) are parsed as the code they are (`chunking.ts_repairs`):
 #     in Effect 4, TanStack Query, tRPC, MobX and Immer, 1,420 symbols more and 2,998 windows
 #     with no name fewer; the benchmark's TypeScript chunks are unchanged.
-CHUNKER_VERSION = 46
+# 47: an anonymous default export (`export default function (…)`, `export default class`) is
+#     named `default`, as tsserver lists it; a window of a documented top-level variable or
+#     constant (Effect's `export const configureGlobal = Internal.configureGlobal` under its
+#     documentation), its comment's windows too, leads with its name in words.
+CHUNKER_VERSION = 47
 
 log = logging.getLogger(__name__)
 

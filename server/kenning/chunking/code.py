@@ -91,6 +91,8 @@ _MAX_SIGNATURE = 120
 _CRUMB_CHARS = 100
 # The symbol kinds of a top-level table of data that a window is named after.
 _DATA_KINDS = frozenset({"variable", "constant"})
+# How far up `_comment_start` looks for the `/*` of a comment that ends above a definition.
+_MAX_COMMENT_LINES = 400
 _CLOSING = re.compile(r"[)\]}]|#\s*(?:endif|else|elif)\b")
 
 
@@ -200,7 +202,9 @@ class CodeChunker:
         self.leaves: list[_Leaf] = []
         self.root_leaves: list[_Leaf] = []  # the leaves in no unit (top-level one-liners)
         self.out: list[_Out] = []
-        self._data: list[Symbol] | None = None  # built by `_data_names` on first use
+        # (first line, last line, name) of each variable or constant `_data_names` lists, built
+        # on first use.
+        self._data: list[tuple[int, int, str]] | None = None
 
     # ---- definitions -------------------------------------------------------------------
 
@@ -537,28 +541,44 @@ class CodeChunker:
             self.out.append(_Out(first, last, owner.kind, symbol, header, inside, declared))
 
     def _data_names(self, first: int, last: int) -> tuple[str, ...]:
-        """The top-level variables and constants of more than two lines on lines
-        ``first..last`` or around them, in order."""
+        """The top-level variables and constants of more than two lines, or documented, on
+        lines ``first..last`` or around them (a documented one from its comment's first line),
+        in order."""
         data = self._data
         if data is None:
-            data = self._data = sorted(
-                (
-                    symbol
-                    for symbol in self.symbols
-                    if symbol.container is None
-                    and symbol.kind in _DATA_KINDS
-                    and symbol.end_line - symbol.start_line >= 2
-                ),
-                key=lambda symbol: symbol.start_line,
-            )
+            data = []
+            for symbol in self.symbols:
+                if symbol.container is not None or symbol.kind not in _DATA_KINDS:
+                    continue
+                start = self._comment_start(symbol.start_line)
+                if symbol.end_line - symbol.start_line >= 2 or start < symbol.start_line:
+                    data.append((start, symbol.end_line, symbol.name))
+            data.sort()
+            self._data = data
         # Top-level definitions do not nest: walk back from the last one starting in the window
         # until one ends before it.
         found: list[str] = []
-        i = bisect.bisect_right(data, last, key=lambda symbol: symbol.start_line)
-        while i > 0 and data[i - 1].end_line >= first:
+        i = bisect.bisect_right(data, last, key=lambda entry: entry[0])
+        while i > 0 and data[i - 1][1] >= first:
             i -= 1
-            found.append(data[i].name)
+            found.append(data[i][2])
         return tuple(dict.fromkeys(reversed(found)))
+
+    def _comment_start(self, line: int) -> int:
+        """The first line of the comment right above ``line`` (Effect's `export const
+        configureGlobal = Internal.configureGlobal` under twenty lines of its documentation),
+        ``line`` itself when there is none."""
+        lines = self.index.lines
+        above = lines[line - 2].strip() if line > 1 else ""
+        if above.endswith("*/"):
+            for start in range(line - 1, max(0, line - 1 - _MAX_COMMENT_LINES), -1):
+                if "/*" in lines[start - 1]:
+                    return start
+            return line
+        marks = ("#",) if self.grammar.name == "python" else ("//",)  # C's `#` is no comment
+        while line > 1 and lines[line - 2].lstrip().startswith(marks):
+            line -= 1
+        return line
 
     def _member_parts(self, owner: _Unit, first: int, last: int) -> list[tuple[int, int]]:
         """Window ``first..last`` of a container's body cut before members so that no part

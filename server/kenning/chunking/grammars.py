@@ -323,6 +323,13 @@ def _js_set_on_parameter(assignment: ts.Node, name: str, src: bytes) -> bool:
     return name in _js_parameter_names(function, src)
 
 
+def js_default_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """A module's anonymous default export is named by its ``default`` keyword."""
+    parent = node.parent
+    keyword = next((c for c in parent.children if c.type == "default"), None) if parent else None
+    return [] if keyword is None else [(keyword, ())]
+
+
 def js_assigned_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     """``Emitter.prototype.on = function`` and ``Emitter.create = function`` are Emitter's, as
     tsserver reads them; ``exports.helper = function`` is nobody's; and a function set on a
@@ -418,6 +425,9 @@ def _module_level(declaration: str) -> str:
 
 _JS_SHARED_DEFINITIONS = """
 (class_declaration) @class
+(export_statement value: (class) @default_class)
+(export_statement
+  value: [(function_expression) (arrow_function) (generator_function)] @default_function)
 (class) @class_expression
 (function_declaration) @function
 (generator_function_declaration) @function
@@ -482,6 +492,10 @@ _TS_DEFINITIONS = (
 _JS_RULES: dict[str, Rule] = {
     "class": _CLASS,
     # `class {}` in an expression is only a definition when something names it.
+    # `export default class {…}` and `export default function (…) {…}`: named `default`, as
+    # tsserver lists them. Before "class_expression".
+    "default_class": Rule("class", names=js_default_name, chunk=True, container=True, scope=True),
+    "default_function": Rule("function", names=js_default_name, chunk=True, scope=True),
     "class_expression": Rule("class", chunk=True, container=True, scope=True),
     "var_class": Rule("class", chunk=True, container=True, scope=True, sig_from_span=True),
     "function": _FUNC,
