@@ -491,11 +491,11 @@ _TS_DEFINITIONS = (
 
 _JS_RULES: dict[str, Rule] = {
     "class": _CLASS,
-    # `class {}` in an expression is only a definition when something names it.
     # `export default class {…}` and `export default function (…) {…}`: named `default`, as
     # tsserver lists them. Before "class_expression".
     "default_class": Rule("class", names=js_default_name, chunk=True, container=True, scope=True),
     "default_function": Rule("function", names=js_default_name, chunk=True, scope=True),
+    # `class {}` in an expression is only a definition when something names it.
     "class_expression": Rule("class", chunk=True, container=True, scope=True),
     "var_class": Rule("class", chunk=True, container=True, scope=True, sig_from_span=True),
     "function": _FUNC,

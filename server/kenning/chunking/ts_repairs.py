@@ -9,7 +9,7 @@ tree-sitter-typescript 0.23 (the newest on PyPI; both are open upstream as of 20
   B>(self: …, f: …): …⏎} = dual(…)``, and the grammar reads the ``<`` as the previous member's
   type arguments.
 
-Error recovery can then swallow what follows: in Effect 4 one ``.ts`` file in four parsed with
+Error recovery can then swallow what follows: in Effect 4, 187 of 625 ``.ts`` files parsed with
 errors, and in ``Function.ts`` ``memoize`` and two dozen other functions after the first dual
 were no symbols and their lines unnamed windows. Zod 4 and TanStack's cores write variance too.
 
