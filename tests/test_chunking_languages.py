@@ -456,6 +456,23 @@ def test_typescript_variance_and_generic_call_signatures_are_read(language: str)
     assert "class Ref<in out A>" in method.header
 
 
+def test_an_escaped_backtick_in_a_template_literal_type_does_not_end_the_file() -> None:
+    # Effect's Schema.ts (19,744 lines) parsed as one error node after such a type: no symbol.
+    text = src(
+        r"""
+        type MissingSelf<Usage extends string> =
+          `Missing \`Self\` generic - use \`class Self extends ${Usage}<Self>(...)\``
+
+        export function makeClass(identifier: string): string {
+          return `\\${identifier}`
+        }
+        """
+    )
+    result = chunked(text, "typescript")
+    assert symbols_of(result) == {("MissingSelf", "type", None), ("makeClass", "function", None)}
+    assert [c.kind for c in result.chunks] == ["type", "function"]
+
+
 def test_a_typescript_repair_that_adds_errors_is_not_kept() -> None:
     # `a⏎  <b, c>(d)` is a comparison, not a call signature: a `;` before it would be an error.
     # The file has another error (`let as`), so the repair runs and must give the tree back.

@@ -1,6 +1,6 @@
-"""Two TypeScript forms tree-sitter-typescript cannot read, rewritten in place before the parse.
+"""Three TypeScript forms tree-sitter-typescript cannot read, rewritten in place before the parse.
 
-tree-sitter-typescript 0.23 (the newest on PyPI; both are open upstream as of 2026) misreads:
+tree-sitter-typescript 0.23 (the newest on PyPI; each is open upstream as of 2026) misreads:
 
 - **Variance annotations** (TypeScript 4.7): ``interface Cache<in out Key, out A = never>``,
   ``type Equivalence<in A> = …``. ``in`` and ``out`` there are errors.
@@ -8,6 +8,9 @@ tree-sitter-typescript 0.23 (the newest on PyPI; both are open upstream as of 20
   Effect declares every dual API as ``const map: {⏎  <A, B>(f: …): (self: …) => …⏎  <A,
   B>(self: …, f: …): …⏎} = dual(…)``, and the grammar reads the ``<`` as the previous member's
   type arguments.
+- **An escaped backtick in a template literal type**: ``type MissingSelf<U> = `use \\`class
+  Self extends ${U}<Self>\\``` never ends for the grammar, and Effect's ``Schema.ts`` (19,744
+  lines) parsed as one error node: not one symbol.
 
 Error recovery can then swallow what follows: in Effect 4, 187 of 625 ``.ts`` files parsed with
 errors, and in ``Function.ts`` ``memoize`` and two dozen other functions after the first dual
@@ -16,7 +19,9 @@ were no symbols and their lines unnamed windows. Zod 4 and TanStack's cores writ
 ``repair`` parses a rewritten copy, every offset, line and column kept, so the tree fits the
 file as written, from which names, signatures and chunk texts are still read. A variance
 modifier after ``<`` or ``,`` and before a parameter's name becomes spaces, and the
-indentation's last space before a line's ``<T…`` becomes ``;``. It does so only where the parse
+indentation's last space before a line's ``<T…`` becomes ``;``, and an escaped backtick becomes
+two spaces (inside a string or a template, where it can only stand, that is still text). It does
+so only where the parse
 has errors, and keeps each rewrite only if it leaves fewer error nodes: neither shape is valid
 code elsewhere, and a match in a comment or a string only changes text the parser skips.
 """
@@ -47,12 +52,17 @@ _GENERIC_SIGNATURE = re.compile(
     rb"[ \t]*([ \t])<\s*(?:const\s+)?[A-Za-z_$][\w$]*\s*(?:[,>=]|extends\b))"
 )
 
+# A backtick escaped by a backslash that is not itself escaped (`\\` then a backtick closes
+# the template); group 1 is the pair to blank.
+_ESCAPED_BACKTICK = re.compile(rb"(?<!\\)(?:\\\\)*(\\`)")
+
 
 def repair(parser: ts.Parser, src: bytes, tree: ts.Tree) -> ts.Tree:
     """``src``'s tree, from ``src`` with each rewrite applied (all its matches) where that
     leaves fewer errors. Its offsets are ``src``'s, and ``src`` is what names and signatures
     are read from: the rewrites are for the parser alone."""
-    for pattern, rewrite in ((_VARIANCE, _blank), (_GENERIC_SIGNATURE, _semicolon)):
+    rewrites = ((_VARIANCE, _blank), (_GENERIC_SIGNATURE, _semicolon), (_ESCAPED_BACKTICK, _blank))
+    for pattern, rewrite in rewrites:
         if not tree.root_node.has_error:
             break
         matches = list(pattern.finditer(src))
