@@ -21,9 +21,9 @@ file as written, from which names, signatures and chunk texts are still read. A 
 modifier after ``<`` or ``,`` and before a parameter's name becomes spaces, and the
 indentation's last space before a line's ``<T…`` becomes ``;``, and an escaped backtick becomes
 two spaces (inside a string or a template, where it can only stand, that is still text). It does
-so only where the parse
-has errors, and keeps each rewrite only if it leaves fewer error nodes: neither shape is valid
-code elsewhere, and a match in a comment or a string only changes text the parser skips.
+so only where the parse has errors, and keeps each rewrite only if it leaves fewer error nodes:
+neither shape is valid code elsewhere, and a match in a comment or a string only changes text
+the parser skips.
 """
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ import tree_sitter as ts
 
 from kenning.chunking.macros import blank_range
 
+_BLOCK_COMMENT = rb"/\*(?:[^*]|\*(?!/))*\*/"
 # A block comment, or a line comment with its line break, and the blank space after it. Each
 # way to match is the only one (a run of `/` is one line comment, not many): no backtracking.
-_COMMENT = rb"(?:/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*\n)\s*"
+_COMMENT = rb"(?:" + _BLOCK_COMMENT + rb"|//[^\n]*\n)\s*"
 # `<in out K,` / `, out A = never` / `<in T extends X>`: group 1 is the modifier to blank.
 _VARIANCE = re.compile(
     rb"[<,]\s*(?:" + _COMMENT + rb")*(?:const\s+)?((?:in\s+out|in|out)\s+)"
@@ -48,7 +49,7 @@ _VARIANCE = re.compile(
 # all of it is a lookahead, so a signature's own line can anchor the next one.
 _GENERIC_SIGNATURE = re.compile(
     rb"(?m)^(?=(?![ \t]*//)[^\n]*(?:[\w$)\]}]|(?<!=)>)[ \t]*\n"
-    rb"(?:[ \t]*(?:/\*(?:[^*]|\*(?!/))*\*/[ \t]*|//[^\n]*)?\n)*"
+    rb"(?:[ \t]*(?:" + _BLOCK_COMMENT + rb"[ \t]*|//[^\n]*)?\n)*"
     rb"[ \t]*([ \t])<\s*(?:const\s+)?[A-Za-z_$][\w$]*\s*(?:[,>=]|extends\b))"
 )
 
@@ -61,7 +62,8 @@ def repair(parser: ts.Parser, src: bytes, tree: ts.Tree) -> ts.Tree:
     """``src``'s tree, from ``src`` with each rewrite applied (all its matches) where that
     leaves fewer errors. Its offsets are ``src``'s, and ``src`` is what names and signatures
     are read from: the rewrites are for the parser alone."""
-    rewrites = ((_VARIANCE, _blank), (_GENERIC_SIGNATURE, _semicolon), (_ESCAPED_BACKTICK, _blank))
+    rewrites = ((_VARIANCE, blank_range), (_GENERIC_SIGNATURE, _semicolon), (_ESCAPED_BACKTICK, blank_range))
+    errors: int | None = None  # the current tree's error nodes, counted once it has some
     for pattern, rewrite in rewrites:
         if not tree.root_node.has_error:
             break
@@ -73,13 +75,12 @@ def repair(parser: ts.Parser, src: bytes, tree: ts.Tree) -> ts.Tree:
             rewrite(out, match.start(1), match.end(1))
         repaired = bytes(out)
         new_tree = parser.parse(repaired)
-        if _errors(new_tree.root_node) < _errors(tree.root_node):
-            src, tree = repaired, new_tree
+        if errors is None:
+            errors = _errors(tree.root_node)
+        new_errors = _errors(new_tree.root_node)
+        if new_errors < errors:
+            src, tree, errors = repaired, new_tree, new_errors
     return tree
-
-
-def _blank(out: bytearray, start: int, end: int) -> None:
-    blank_range(out, start, end)
 
 
 def _semicolon(out: bytearray, start: int, end: int) -> None:
