@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kenning.chunking import DEFAULT_MAX_CHARS, chunk_source
+from kenning.chunking.code import CodeChunker
 from kenning.chunking.grammars import GRAMMARS, parser_for
+from kenning.chunking.lines import LineIndex
 from kenning.chunking.ts_repairs import repair as repair_typescript
 from tests.chunking_helpers import (
     GLIBC_STRLEN,
@@ -87,6 +89,89 @@ def test_javascript_object_literal_functions() -> None:
     assert symbols_of(result) == {("parse", "method", None), ("format", "method", None)}
     # `module.exports = {` leads into the first function; `};` closes the last one.
     assert spans(result) == [(1, 4, "method", "parse"), (5, 8, "method", "format")]
+
+
+# Flow-typed JavaScript, in the shape of React Native's `Libraries/Alert/Alert.js`: the
+# JavaScript grammar reads the annotations as errors and recovers into `if` "methods".
+FLOW = src(
+    """
+    /**
+     * @flow strict-local
+     */
+
+    import type {PressEvent} from '../Types/CoreEventTypes';
+    import Platform from '../Utilities/Platform';
+
+    export type AlertType = 'default' | 'plain-text' | 'secure-text';
+
+    export type Buttons = Array<{
+      text?: string,
+      onPress?: ?(event?: PressEvent) => mixed,
+      ...
+    }>;
+
+    type Options = {|
+      +cancelable?: ?boolean,
+    |};
+
+    class Alert {
+      static alert(
+        title: ?string,
+        message?: ?string,
+        buttons?: Buttons,
+        options?: Options,
+      ): void {
+        if (Platform.OS === 'ios') {
+          Alert.prompt(title, message, buttons);
+        } else if (Platform.OS === 'android') {
+          showDialog(title || '');
+        }
+      }
+
+      static prompt(title: ?string, message?: ?string, buttons?: ?Buttons): void {
+        if (Platform.OS === 'ios') {
+          promptIOS(title, message, buttons);
+        }
+      }
+    }
+
+    function showDialog(title: string): void {
+      return;
+    }
+
+    module.exports = Alert;
+    """
+)
+
+
+def test_flow_typed_javascript_is_read_with_the_tsx_grammar() -> None:
+    result = chunked(FLOW, "javascript")
+    names = {(name, kind, container) for name, kind, container in symbols_of(result) if kind != "property"}
+    assert names == {
+        ("AlertType", "type", None),
+        ("Buttons", "type", None),
+        ("Options", "type", None),
+        ("Alert", "class", None),
+        ("alert", "method", "Alert"),
+        ("prompt", "method", "Alert"),
+        ("showDialog", "function", None),
+    }
+    assert spans(result) == [
+        (1, 8, "window", None),  # the imports and the one-line `AlertType`
+        (10, 14, "type", "Buttons"),
+        (16, 18, "type", "Options"),
+        (20, 39, "class", "Alert"),
+        (41, 43, "function", "showDialog"),
+        (45, 45, "window", None),
+    ]
+
+
+def test_javascript_keeps_its_grammar_where_tsx_reads_it_no_better() -> None:
+    # `as` is a keyword to TypeScript only; the unfinished expression is an error to both.
+    text = "let as = 1;\nfunction add(a, b) {\n  return a + b +;\n}\n"
+    chunker = CodeChunker(GRAMMARS["javascript"], text, LineIndex(text), 1_500, fallback=GRAMMARS["tsx"])
+    assert chunker.grammar.name == "javascript"
+    assert ("add", "function", None) in symbols_of(chunk_source("a.js", text, "javascript"))
 
 
 TYPESCRIPT = src(
@@ -926,6 +1011,43 @@ def test_cpp() -> None:
         (19, 20, "constructor", "Client.Client"),
         (22, 26, "namespace", None),
     ]
+
+
+def test_c_header_is_read_by_whichever_grammar_leaves_less_in_errors() -> None:
+    # C code naming a parameter `new` is an error to C++; C reads all of it but the macro loop.
+    # Neither grammar reads it whole, so the one with less of the file in error nodes is kept.
+    text = src(
+        """
+        struct list_node {
+          struct list_node *next;
+        };
+
+        static inline struct list_node *
+        list_insert (struct list_node *head, struct list_node *new)
+        {
+          new->next = head->next;
+          head->next = new;
+          return new;
+        }
+
+        #define LIST_FOR_EACH(pos, head) for (pos = (head)->next; pos; pos = pos->next)
+
+        static inline int
+        list_count (const struct list_node *head)
+        {
+          int n = 0;
+          const struct list_node *pos;
+          LIST_FOR_EACH (pos, head) n++;
+          return n;
+        }
+        """
+    )
+    cpp, c = GRAMMARS["cpp"], GRAMMARS["c"]
+    for grammar in (cpp, c):
+        assert parser_for(grammar).parse(text.encode()).root_node.has_error
+    chunker = CodeChunker(cpp, text, LineIndex(text), DEFAULT_MAX_CHARS, fallback=c)
+    assert chunker.grammar.name == "c"
+    assert ("list_insert", "function", None) in symbols_of(chunk_source("include/list.h", text, "c"))
 
 
 def test_c_header_that_is_cpp_falls_back_to_the_cpp_grammar() -> None:

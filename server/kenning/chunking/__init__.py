@@ -125,7 +125,10 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 48: an escaped backtick in a template literal type no longer ends a TypeScript file's parse
 #     (`chunking.ts_repairs`): Effect's Schema.ts, 19,744 lines, was one error node (its 1,691
 #     symbols were misreadings); it now has 2,142 symbols and 42 windows with no name, not 373.
-CHUNKER_VERSION = 48
+# 49: a ".js" file the JavaScript grammar reads with errors is read with the TSX grammar where
+#     that leaves less of it in error nodes (Flow-typed JavaScript), and a ".h" by C where C++
+#     leaves more of it in errors (it took C only when C read the file without any)
+CHUNKER_VERSION = 49
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +179,11 @@ def chunk_source(path: str, text: str, language: str, *, max_chars: int = DEFAUL
                 # error, so try C++ first (a superset for declarations) and fall back to C when
                 # C++ fails (C code using `new` or `class` as identifiers).
                 grammar, fallback = GRAMMARS["cpp"], grammar
+            elif language == "javascript":
+                # Flow-typed JavaScript (React Native, Jest, Metro …) annotates types in ".js"
+                # files; the JavaScript grammar loses whole files to them, the TSX grammar reads
+                # nearly all of Flow's annotations.
+                fallback = GRAMMARS["tsx"]
             chunker = CodeChunker(grammar, text, index, max_chars, fallback=fallback)
             rows, symbols = chunker.run()
         except (RecursionError, ValueError, RuntimeError) as error:

@@ -152,6 +152,22 @@ def _body(node: ts.Node) -> ts.Node | None:
     return body
 
 
+def _bytes_in_errors(root: ts.Node) -> int:
+    """Bytes of the source inside error nodes under ``root`` (a missing node counts one), so a
+    file read as one error node counts all of it; descends only where there are errors."""
+    total = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error:
+            total += node.end_byte - node.start_byte
+        elif node.is_missing:
+            total += 1
+        else:
+            stack.extend(child for child in node.children if child.has_error or child.is_missing)
+    return total
+
+
 def _end_line(node: ts.Node) -> int:
     """1-based last line of a node; a node ending at column 0 ends on the line before."""
     row, col = node.end_point
@@ -190,10 +206,11 @@ class CodeChunker:
             # Parsed again with what the grammar misreads rewritten in place (ts_repairs.py).
             tree = repair_typescript(parser_for(grammar), self.src, tree)
         if fallback is not None and tree.root_node.has_error:
-            # A second opinion for ambiguous files (a ".h" is C or C++): keep whichever grammar
-            # reads the file without errors, the first one when both or neither do.
+            # A second opinion where the extension does not settle the grammar (a ".h" is C or
+            # C++; a ".js" may be Flow-typed): keep whichever leaves less of the file in error
+            # nodes, the first on a tie.
             other = parser_for(fallback).parse(self.src)
-            if not other.root_node.has_error:
+            if _bytes_in_errors(other.root_node) < _bytes_in_errors(tree.root_node):
                 self.grammar, tree = fallback, other
         self.compiled: Compiled = compiled(self.grammar)
         self.root = tree.root_node
