@@ -54,6 +54,10 @@ _TABLE: tuple[LanguageInfo, ...] = (
         (),
         "tree-sitter",
     ),
+    # Single-file components: their `<script>` blocks are parsed (TypeScript or JavaScript, as
+    # `lang` says), their markup and styles windowed where they stand (chunking/components.py).
+    _lang("vue", (".vue",), (), "tree-sitter"),
+    _lang("svelte", (".svelte",), (), "tree-sitter"),
     _lang("markdown", (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx"), (), "markdown"),
     # Text-only: indexed in line windows, but filterable by name.
     _lang("ruby", (".rb", ".rake", ".gemspec"), ("Gemfile", "Rakefile", "Guardfile")),
@@ -72,8 +76,6 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("css", (".css",)),
     _lang("scss", (".scss", ".sass")),
     _lang("less", (".less",)),
-    _lang("vue", (".vue",)),
-    _lang("svelte", (".svelte",)),
     _lang("sql", (".sql",)),
     _lang("graphql", (".graphql", ".gql")),
     _lang("protobuf", (".proto",)),

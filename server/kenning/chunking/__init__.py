@@ -4,6 +4,8 @@
 
 * code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, c, cpp)
   → definition-level chunks and symbols (``kenning.chunking.code``);
+* ``vue`` and ``svelte`` components → the same for their scripts, the markup between and around
+  them in windows (``kenning.chunking.components``);
 * ``markdown`` → heading-aware sections (``kenning.chunking.markdown``);
 * anything else, and any file too large, too long-lined (minified) or failing to parse → line
   windows that prefer to cut at blank lines.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import logging
 
 from kenning.chunking.code import CodeChunker
+from kenning.chunking.components import COMPONENT_LANGUAGES, script_grammar, script_spans
 from kenning.chunking.grammars import GRAMMARS
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.markdown import chunk_markdown
@@ -128,7 +131,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 49: a ".js" file the JavaScript grammar reads with errors is read with the TSX grammar where
 #     that leaves less of it in error nodes (Flow-typed JavaScript), and a ".h" by C where C++
 #     leaves more of it in errors (it took C only when C read the file without any)
-CHUNKER_VERSION = 49
+# 50: Vue and Svelte components: the definitions of their `<script>` blocks are chunks and
+#     symbols (chunking/components.py); their markup stays in windows, never boilerplate
+CHUNKER_VERSION = 50
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +176,11 @@ def chunk_source(path: str, text: str, language: str, *, max_chars: int = DEFAUL
     rows: list[_Row]
     symbols: list[Symbol] = []
     grammar = GRAMMARS.get(language)
+    scripts = None
+    if language in COMPONENT_LANGUAGES:
+        # A Vue or Svelte component: its scripts are read by their grammar (components.py).
+        scripts = script_spans(text.encode("utf-8", "surrogatepass"))
+        grammar = GRAMMARS[script_grammar(scripts)] if scripts else None
     if grammar is not None and len(text) <= _MAX_PARSE_CHARS and not _is_minified(index, len(text)):
         try:
             fallback = None
@@ -184,7 +194,7 @@ def chunk_source(path: str, text: str, language: str, *, max_chars: int = DEFAUL
                 # files; the JavaScript grammar loses whole files to them, the TSX grammar reads
                 # nearly all of Flow's annotations.
                 fallback = GRAMMARS["tsx"]
-            chunker = CodeChunker(grammar, text, index, max_chars, fallback=fallback)
+            chunker = CodeChunker(grammar, text, index, max_chars, fallback=fallback, scripts=scripts)
             rows, symbols = chunker.run()
         except (RecursionError, ValueError, RuntimeError) as error:
             # tree-sitter can raise on pathological input; the file still gets indexed.

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
+from kenning.chunking.components import blank_outside, script_lines
 from kenning.chunking.grammars import (
     DECLARING_KINDS,
     TYPE_KINDS,
@@ -187,6 +188,7 @@ class CodeChunker:
         budget: int,
         *,
         fallback: Grammar | None = None,
+        scripts: list[tuple[int, int, str]] | None = None,
     ) -> None:
         self.grammar = grammar
         self.index = index
@@ -194,6 +196,13 @@ class CodeChunker:
         # surrogatepass: text decoded with surrogateescape must not crash the encoder; tree-sitter
         # treats the odd bytes like any invalid UTF-8.
         self.src = text.encode("utf-8", "surrogatepass")
+        # A component's lines that hold only script (first, last), in order; None for code files.
+        self._script_lines: list[tuple[int, int]] | None = None
+        if scripts is not None:
+            # The parser reads a component's scripts alone: its markup and styles are blanked,
+            # offsets kept; chunk texts, markup included, come from `text` (components.py).
+            self._script_lines = script_lines(self.src, scripts)
+            self.src = blank_outside(self.src, scripts)
         if grammar.name in _MACRO_GRAMMARS:
             # The parser reads (and names and signatures come from) the source with the macros
             # it cannot read blanked; offsets are unchanged, chunk texts come from `text`.
@@ -777,6 +786,10 @@ class CodeChunker:
         for out in self.out:
             if out.kind != "window" or out.symbol is not None or out.header:
                 continue
+            if self._script_lines is not None and not any(
+                first <= out.start and out.end <= last for first, last in self._script_lines
+            ):
+                continue  # a component's markup or styles say what it shows: never boilerplate
             has_import = False
             plain = True
             while position < len(top) and _end_line(top[position]) < out.start:

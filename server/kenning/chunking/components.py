@@ -1,0 +1,79 @@
+"""The scripts of a single-file component (Vue's ``.vue``, Svelte's ``.svelte``), for the parser.
+
+A component keeps its code in ``<script>`` blocks beside its markup and styles. The code is read
+with the TypeScript or JavaScript grammar from a copy of the file in which every byte outside
+those blocks is blanked (line breaks kept), so that offsets, lines and columns are the file's
+own, chunk texts still come from the file as written, and the markup and styles between
+definitions are windowed like any other lines no definition covers.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The languages (``kenning.languages`` names) whose files are components.
+COMPONENT_LANGUAGES = frozenset({"vue", "svelte"})
+
+# An opening script tag; its attributes are group 1. The closing tag is found with `find`, not
+# with a lazy `.*?` here, which would rescan the rest of the file for each unclosed tag.
+_OPEN = re.compile(rb"<script\b([^>]*)>", re.IGNORECASE)
+_CLOSE = re.compile(rb"</script\s*>", re.IGNORECASE)
+_LANG = re.compile(rb"""\blang\s*=\s*["']?([A-Za-z]+)""", re.IGNORECASE)
+
+# A script's `lang` → the grammar that reads it; anything else (no `lang`, "js") is JavaScript.
+_GRAMMAR_OF_LANG = {b"ts": "typescript", b"typescript": "typescript", b"tsx": "tsx", b"jsx": "javascript"}
+
+
+def script_spans(src: bytes) -> list[tuple[int, int, str]]:
+    """``(start, end, grammar)`` of each inline script's content in ``src``, in order: the
+    bytes between ``<script …>`` and ``</script>``, and the grammar its ``lang`` asks for. A
+    script with nothing but white space in it (``<script src="…">``) is left out, and so is an
+    opening tag with no closing one."""
+    spans: list[tuple[int, int, str]] = []
+    at = 0
+    while (opening := _OPEN.search(src, at)) is not None:
+        closing = _CLOSE.search(src, opening.end())
+        if closing is None:
+            break
+        start, end = opening.end(), closing.start()
+        if src[start:end].strip():
+            lang = _LANG.search(opening.group(1))
+            grammar = _GRAMMAR_OF_LANG.get(lang.group(1).lower(), "javascript") if lang else "javascript"
+            spans.append((start, end, grammar))
+        at = closing.end()
+    return spans
+
+
+def script_grammar(spans: list[tuple[int, int, str]]) -> str:
+    """The one grammar that reads all of a component's scripts: TypeScript's if any script is
+    TypeScript (it reads JavaScript too), TSX's for TSX, else JavaScript's."""
+    grammars = {grammar for _, _, grammar in spans}
+    for name in ("tsx", "typescript"):
+        if name in grammars:
+            return name
+    return "javascript"
+
+
+def script_lines(src: bytes, spans: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """The 1-based first and last line of each span of ``src``: the lines of its opening and
+    closing tags."""
+    lines: list[tuple[int, int]] = []
+    line, at = 1, 0
+    for start, end, _ in spans:
+        line += src.count(b"\n", at, start)
+        first = line
+        line += src.count(b"\n", start, end)
+        lines.append((first, line))
+        at = end
+    return lines
+
+
+def blank_outside(src: bytes, spans: list[tuple[int, int, str]]) -> bytes:
+    """``src`` with every byte outside ``spans`` made a space, but line breaks."""
+    out = bytearray(_NOT_A_LINE_BREAK.sub(b" ", src))
+    for start, end, _ in spans:
+        out[start:end] = src[start:end]
+    return bytes(out)
+
+
+_NOT_A_LINE_BREAK = re.compile(rb"[^\r\n]")

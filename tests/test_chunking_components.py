@@ -1,0 +1,172 @@
+"""Vue and Svelte single-file components: their scripts read with the TypeScript or JavaScript
+grammar, their markup and styles windowed where they stand."""
+
+from __future__ import annotations
+
+from kenning.chunking import DEFAULT_MAX_CHARS, chunk_source
+from kenning.chunking.components import blank_outside, script_grammar, script_spans
+from tests.chunking_helpers import check_invariants, spans, src, symbols_of
+
+# In the shape of PrimeVue's components: the Options API, markup first.
+VUE_OPTIONS = src(
+    """
+    <template>
+        <nav :class="cx('root')">
+            <button v-if="showFirst" @click="changePage(0)">«</button>
+            <span class="p-paginator-current">{{ currentReport }}</span>
+        </nav>
+    </template>
+
+    <script>
+    import BasePaginator from './BasePaginator.vue';
+
+    export default {
+        name: 'Paginator',
+        extends: BasePaginator,
+        data() {
+            return { d_first: this.first, d_rows: this.rows };
+        },
+        methods: {
+            changePage(p) {
+                const pc = this.pageCount;
+                if (p >= 0 && p < pc) {
+                    this.d_first = this.d_rows * p;
+                }
+            }
+        }
+    };
+    </script>
+
+    <style>
+    .p-paginator { display: flex; }
+    </style>
+    """
+)
+
+# In the shape of VitePress's theme components: `<script setup lang="ts">` first.
+VUE_SETUP = src(
+    """
+    <script setup lang="ts">
+    import { computed } from 'vue'
+
+    const props = defineProps<{ href?: string; noIcon?: boolean }>()
+
+    export interface NavLink {
+      text: string
+      link: string
+    }
+
+    function isExternal(path: string): boolean {
+      return /^(?:[a-z]+:|\\/\\/)/i.test(path)
+    }
+
+    const tag = computed(() => (props.href ? 'a' : 'span'))
+    </script>
+
+    <template>
+      <component :is="tag" class="VPLink" :href="href">
+        <slot />
+      </component>
+    </template>
+    """
+)
+
+# In the shape of bits-ui's Svelte 5 components: a module script and an instance script.
+SVELTE = src(
+    """
+    <script lang="ts" module>
+    export type ToastPosition = 'top-left' | 'top-right';
+    </script>
+
+    <script lang="ts">
+    import { onMount } from 'svelte';
+
+    let { position = 'top-right', expand = false }: { position?: ToastPosition; expand?: boolean } = $props();
+
+    function dismissAll(reason: string) {
+      toasts.forEach((toast) => toast.dismiss(reason));
+    }
+    </script>
+
+    <ol data-position={position}>
+      {#each toasts as toast (toast.id)}
+        <li>{toast.title}</li>
+      {/each}
+    </ol>
+    """
+)
+
+
+def test_vue_options_api_methods_are_symbols_and_the_markup_is_windowed() -> None:
+    result = chunk_source("paginator/Paginator.vue", VUE_OPTIONS, "vue")
+    check_invariants(VUE_OPTIONS, result, DEFAULT_MAX_CHARS)
+    assert {("data", "method", None), ("changePage", "method", None)} <= symbols_of(result)
+    # The template (lines 1-6) is indexed as text where it stands, the style after the script.
+    assert spans(result) == [
+        (1, 13, "window", None),
+        (14, 16, "method", "data"),
+        (17, 23, "method", "changePage"),
+        (24, 30, "window", None),
+    ]
+    assert "p-paginator-current" in result.chunks[0].text
+    assert ".p-paginator { display: flex; }" in result.chunks[-1].text
+    # Markup is never boilerplate, though the parser saw only blank lines there.
+    assert [chunk.kind for chunk in result.chunks] == ["window", "method", "method", "window"]
+
+
+def test_vue_script_setup_in_typescript() -> None:
+    result = chunk_source("components/VPLink.vue", VUE_SETUP, "vue")
+    check_invariants(VUE_SETUP, result, DEFAULT_MAX_CHARS)
+    assert {
+        ("NavLink", "interface", None),
+        ("isExternal", "function", None),
+    } <= symbols_of(result)
+    function = next(chunk for chunk in result.chunks if chunk.symbol == "isExternal")
+    assert function.text.startswith("function isExternal(path: string): boolean {")
+
+
+def test_svelte_scripts_are_read_together_with_markup_between_them() -> None:
+    result = chunk_source("lib/Toaster.svelte", SVELTE, "svelte")
+    check_invariants(SVELTE, result, DEFAULT_MAX_CHARS)
+    assert {("ToastPosition", "type", None), ("dismissAll", "function", None)} <= symbols_of(result)
+
+
+def test_a_component_without_an_inline_script_is_windowed() -> None:
+    text = '<script src="./app.js"></script>\n<template>\n  <div>hello</div>\n</template>\n'
+    result = chunk_source("App.vue", text, "vue")
+    check_invariants(text, result, DEFAULT_MAX_CHARS)
+    assert result.symbols == []
+    assert [chunk.kind for chunk in result.chunks] == ["window"]
+
+
+def test_script_spans_and_grammar() -> None:
+    text = b'<script>a()</script><b/><SCRIPT lang="ts" setup>let x: T</SCRIPT ><script src="x.js"></script>'
+    found = script_spans(text)
+    assert [(text[start:end], grammar) for start, end, grammar in found] == [
+        (b"a()", "javascript"),
+        (b"let x: T", "typescript"),
+    ]
+    assert script_grammar(found) == "typescript"
+    assert script_grammar([(0, 1, "javascript")]) == "javascript"
+    assert script_grammar([(0, 1, "typescript"), (2, 3, "tsx")]) == "tsx"
+    # An opening tag without its closing one: no script, and nothing after it is searched.
+    assert script_spans(b"<script>let a = 1;\n<template></template>") == []
+
+
+def test_blank_outside_keeps_offsets_and_line_breaks() -> None:
+    text = "<p>é</p>\r\n<script>\nlet ü = 1;\n</script>\n".encode()
+    found = script_spans(text)
+    blanked = blank_outside(text, found)
+    assert len(blanked) == len(text)
+    assert blanked.count(b"\n") == text.count(b"\n") and b"\r\n" in blanked
+    start, end, _ = found[0]
+    assert blanked[start:end] == text[start:end]
+    assert blanked[:start].strip() == b""
+
+
+def test_many_unclosed_script_tags_are_scanned_once() -> None:
+    # A hostile file: 200,000 opening tags and no closing one. A lazy `<script>(.*?)</script>`
+    # would rescan the rest of the file from each of them.
+    text = "<script>\n" * 200_000
+    result = chunk_source("hostile.vue", text, "vue")
+    assert result.symbols == []
