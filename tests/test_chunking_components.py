@@ -1,4 +1,4 @@
-"""Vue and Svelte single-file components: their scripts read with the TypeScript or JavaScript
+"""Vue, Svelte and Astro single-file components: their scripts read with the TypeScript or JavaScript
 grammar, their markup and styles windowed where they stand."""
 
 from __future__ import annotations
@@ -131,6 +131,54 @@ def test_svelte_scripts_are_read_together_with_markup_between_them() -> None:
     assert {("ToastPosition", "type", None), ("dismissAll", "function", None)} <= symbols_of(result)
 
 
+# In the shape of Starlight's components: TypeScript frontmatter, markup, a client script.
+ASTRO = src(
+    """
+    ---
+    import Icon from '../user-components/Icon.astro';
+    import type { Props } from '../props';
+
+    const pagefindTranslations = {
+      placeholder: Astro.locals.t('search.label'),
+    };
+    ---
+
+    <site-search class={Astro.props.class}>
+      <button data-open-modal aria-label={Astro.locals.t('search.label')}>
+        <Icon name="magnifier" />
+      </button>
+    </site-search>
+
+    <script>
+      class SiteSearch extends HTMLElement {
+        constructor() {
+          super();
+        }
+
+        openModal(event?: MouseEvent) {
+          this.dialog.showModal();
+        }
+      }
+      customElements.define('site-search', SiteSearch);
+    </script>
+    """
+)
+
+
+def test_astro_frontmatter_and_scripts_are_typescript() -> None:
+    result = chunk_source("components/Search.astro", ASTRO, "astro")
+    check_invariants(ASTRO, result, DEFAULT_MAX_CHARS)
+    assert {
+        ("pagefindTranslations", "constant", None),
+        ("SiteSearch", "class", None),
+        ("openModal", "method", "SiteSearch"),
+    } <= symbols_of(result)
+    assert spans(result) == [(1, 16, "window", None), (17, 27, "class", "SiteSearch")]
+    # A `---` further down is markup (a horizontal rule), not a second frontmatter.
+    text = "<p>a</p>\n---\nconst x = 1\n---\n"
+    assert script_spans(text.encode(), "astro") == []
+
+
 def test_a_component_without_an_inline_script_is_windowed() -> None:
     text = '<script src="./app.js"></script>\n<template>\n  <div>hello</div>\n</template>\n'
     result = chunk_source("App.vue", text, "vue")
@@ -141,7 +189,7 @@ def test_a_component_without_an_inline_script_is_windowed() -> None:
 
 def test_script_spans_and_grammar() -> None:
     text = b'<script>a()</script><b/><SCRIPT lang="ts" setup>let x: T</SCRIPT ><script src="x.js"></script>'
-    found = script_spans(text)
+    found = script_spans(text, "vue")
     assert [(text[start:end], grammar) for start, end, grammar in found] == [
         (b"a()", "javascript"),
         (b"let x: T", "typescript"),
@@ -150,12 +198,12 @@ def test_script_spans_and_grammar() -> None:
     assert script_grammar([(0, 1, "javascript")]) == "javascript"
     assert script_grammar([(0, 1, "typescript"), (2, 3, "tsx")]) == "tsx"
     # An opening tag without its closing one: no script, and nothing after it is searched.
-    assert script_spans(b"<script>let a = 1;\n<template></template>") == []
+    assert script_spans(b"<script>let a = 1;\n<template></template>", "vue") == []
 
 
 def test_blank_outside_keeps_offsets_and_line_breaks() -> None:
     text = "<p>é</p>\r\n<script>\nlet ü = 1;\n</script>\n".encode()
-    found = script_spans(text)
+    found = script_spans(text, "vue")
     blanked = blank_outside(text, found)
     assert len(blanked) == len(text)
     assert blanked.count(b"\n") == text.count(b"\n") and b"\r\n" in blanked

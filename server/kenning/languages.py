@@ -54,10 +54,12 @@ _TABLE: tuple[LanguageInfo, ...] = (
         (),
         "tree-sitter",
     ),
-    # Single-file components: their `<script>` blocks are parsed (TypeScript or JavaScript, as
-    # `lang` says), their markup and styles windowed where they stand (chunking/components.py).
+    # Single-file components: their `<script>` blocks (and Astro's frontmatter) are parsed,
+    # TypeScript or JavaScript, their markup and styles windowed where they stand
+    # (chunking/components.py).
     _lang("vue", (".vue",), (), "tree-sitter"),
     _lang("svelte", (".svelte",), (), "tree-sitter"),
+    _lang("astro", (".astro",), (), "tree-sitter"),
     _lang("markdown", (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx"), (), "markdown"),
     # Text-only: indexed in line windows, but filterable by name.
     _lang("ruby", (".rb", ".rake", ".gemspec"), ("Gemfile", "Rakefile", "Guardfile")),

@@ -4,7 +4,7 @@
 
 * code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, c, cpp)
   → definition-level chunks and symbols (``kenning.chunking.code``);
-* ``vue`` and ``svelte`` components → the same for their scripts, the markup between and around
+* ``vue``, ``svelte`` and ``astro`` components → the same for their scripts, the markup between and around
   them in windows (``kenning.chunking.components``);
 * ``markdown`` → heading-aware sections (``kenning.chunking.markdown``);
 * anything else, and any file too large, too long-lined (minified) or failing to parse → line
@@ -133,7 +133,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     leaves more of it in errors (it took C only when C read the file without any)
 # 50: Vue and Svelte components: the definitions of their `<script>` blocks are chunks and
 #     symbols (chunking/components.py); their markup stays in windows, never boilerplate
-CHUNKER_VERSION = 50
+# 51: Astro components, their frontmatter and scripts read as TypeScript
+CHUNKER_VERSION = 51
 
 log = logging.getLogger(__name__)
 
@@ -178,8 +179,8 @@ def chunk_source(path: str, text: str, language: str, *, max_chars: int = DEFAUL
     grammar = GRAMMARS.get(language)
     scripts = None
     if language in COMPONENT_LANGUAGES:
-        # A Vue or Svelte component: its scripts are read by their grammar (components.py).
-        scripts = script_spans(text.encode("utf-8", "surrogatepass"))
+        # A Vue, Svelte or Astro component: its scripts are read by their grammar (components.py).
+        scripts = script_spans(text.encode("utf-8", "surrogatepass"), language)
         grammar = GRAMMARS[script_grammar(scripts)] if scripts else None
     if grammar is not None and len(text) <= _MAX_PARSE_CHARS and not _is_minified(index, len(text)):
         try:

@@ -1,6 +1,8 @@
-"""The scripts of a single-file component (Vue's ``.vue``, Svelte's ``.svelte``), for the parser.
+"""The scripts of a single-file component (Vue's ``.vue``, Svelte's ``.svelte``, Astro's
+``.astro``), for the parser.
 
-A component keeps its code in ``<script>`` blocks beside its markup and styles. The code is read
+A component keeps its code in ``<script>`` blocks beside its markup and styles (and an Astro
+component in its ``---`` fenced frontmatter too). The code is read
 with the TypeScript or JavaScript grammar from a copy of the file in which every byte outside
 those blocks is blanked (line breaks kept), so that offsets, lines and columns are the file's
 own, chunk texts still come from the file as written, and the markup and styles between
@@ -12,25 +14,44 @@ from __future__ import annotations
 import re
 
 # The languages (``kenning.languages`` names) whose files are components.
-COMPONENT_LANGUAGES = frozenset({"vue", "svelte"})
+COMPONENT_LANGUAGES = frozenset({"vue", "svelte", "astro"})
 
 # An opening script tag; its attributes are group 1. The closing tag is found with `find`, not
 # with a lazy `.*?` here, which would rescan the rest of the file for each unclosed tag.
 _OPEN = re.compile(rb"<script\b([^>]*)>", re.IGNORECASE)
 _CLOSE = re.compile(rb"</script\s*>", re.IGNORECASE)
 _LANG = re.compile(rb"""\blang\s*=\s*["']?([A-Za-z]+)""", re.IGNORECASE)
+# Astro's frontmatter: a `---` line first in the file, up to the next `---` line.
+_FRONTMATTER_OPEN = re.compile(rb"\A\s*---[ \t]*\r?\n")
+_FRONTMATTER_CLOSE = re.compile(rb"^---[ \t]*\r?$", re.MULTILINE)
 
-# A script's `lang` → the grammar that reads it; anything else (no `lang`, "js") is JavaScript.
-_GRAMMAR_OF_LANG = {b"ts": "typescript", b"typescript": "typescript", b"tsx": "tsx", b"jsx": "javascript"}
+# A script's `lang` → the grammar that reads it; anything else (no `lang`) the component's default.
+_GRAMMAR_OF_LANG = {
+    b"ts": "typescript",
+    b"typescript": "typescript",
+    b"tsx": "tsx",
+    b"js": "javascript",
+    b"javascript": "javascript",
+    b"jsx": "javascript",
+}
 
 
-def script_spans(src: bytes) -> list[tuple[int, int, str]]:
-    """``(start, end, grammar)`` of each inline script's content in ``src``, in order: the
-    bytes between ``<script …>`` and ``</script>``, and the grammar its ``lang`` asks for. A
-    script with nothing but white space in it (``<script src="…">``) is left out, and so is an
-    opening tag with no closing one."""
+def script_spans(src: bytes, language: str) -> list[tuple[int, int, str]]:
+    """``(start, end, grammar)`` of each script of the component ``src`` (of ``language``), in
+    order: the bytes between ``<script …>`` and ``</script>`` (and Astro's frontmatter, between
+    its ``---`` lines), and the grammar its ``lang`` asks for. Astro's scripts are TypeScript;
+    Vue's and Svelte's JavaScript unless ``lang`` says otherwise. A script with nothing but
+    white space in it (``<script src="…">``) is left out, and so is an opening tag with no
+    closing one."""
+    default = "typescript" if language == "astro" else "javascript"
     spans: list[tuple[int, int, str]] = []
     at = 0
+    if language == "astro" and (fence := _FRONTMATTER_OPEN.match(src)) is not None:
+        closing = _FRONTMATTER_CLOSE.search(src, fence.end())
+        if closing is not None:
+            if src[fence.end() : closing.start()].strip():
+                spans.append((fence.end(), closing.start(), default))
+            at = closing.end()
     while (opening := _OPEN.search(src, at)) is not None:
         closing = _CLOSE.search(src, opening.end())
         if closing is None:
@@ -38,7 +59,7 @@ def script_spans(src: bytes) -> list[tuple[int, int, str]]:
         start, end = opening.end(), closing.start()
         if src[start:end].strip():
             lang = _LANG.search(opening.group(1))
-            grammar = _GRAMMAR_OF_LANG.get(lang.group(1).lower(), "javascript") if lang else "javascript"
+            grammar = _GRAMMAR_OF_LANG.get(lang.group(1).lower(), default) if lang else default
             spans.append((start, end, grammar))
         at = closing.end()
     return spans
