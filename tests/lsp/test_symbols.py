@@ -124,6 +124,47 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
         await assert_first_symbol(client, query, kind, container, path, line)
 
 
+async def test_workspace_symbol_finds_definitions_in_components_and_flow_files(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """The scripts of Vue, Svelte and Astro components, and Flow-typed JavaScript, which the
+    JavaScript grammar cannot read, at the lines the editor shows."""
+    await open_workspace_of(
+        client,
+        tmp_path,
+        {
+            "Paginator.vue": (
+                "<template>\n  <nav>{{ report }}</nav>\n</template>\n\n<script>\nexport default {\n"
+                "  methods: {\n    changePage(p) {\n      this.first = p;\n    }\n  }\n};\n</script>\n"
+            ),
+            "Toaster.svelte": (
+                '<script lang="ts">\n  function dismissAll(reason: string) {\n'
+                "    toasts.forEach((t) => t.dismiss(reason));\n  }\n</script>\n\n<ol>{position}</ol>\n"
+            ),
+            "Search.astro": (
+                "---\nconst pagefindTranslations = { placeholder: 'Search' };\n---\n\n<site-search />\n"
+                "<script>\n  class SiteSearch extends HTMLElement {\n    openModal() {}\n  }\n</script>\n"
+            ),
+            "Alert.js": (
+                "/**\n * @flow strict-local\n */\n\n"
+                "export type Buttons = Array<{\n  text?: string,\n  ...\n}>;\n\n"
+                "class Alert {\n  static alert(title: ?string, buttons?: Buttons): void {\n"
+                "    if (title != null) {\n      show(title);\n    }\n  }\n}\n"
+            ),
+        },
+    )
+
+    for query, kind, container, path, line in (
+        ("changePage", T.SymbolKind.Method, None, "Paginator.vue", 7),
+        ("dismissAll", T.SymbolKind.Function, None, "Toaster.svelte", 1),
+        ("pagefindTranslations", T.SymbolKind.Constant, None, "Search.astro", 1),
+        ("openModal", T.SymbolKind.Method, "SiteSearch", "Search.astro", 7),
+        ("alert", T.SymbolKind.Method, "Alert", "Alert.js", 10),
+        ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
+    ):
+        await assert_first_symbol(client, query, kind, container, path, line)
+
+
 def test_workspace_symbol_with_malformed_params_still_answers(workspace: Path) -> None:
     """pygls sends no reply when a typed request fails to parse; kenning's server must."""
     server = RawServer()
