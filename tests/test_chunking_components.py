@@ -213,8 +213,9 @@ def test_blank_outside_keeps_offsets_and_line_breaks() -> None:
 
 
 def test_many_unclosed_script_tags_are_scanned_once() -> None:
-    # A hostile file: 200,000 opening tags and no closing one. A lazy `<script>(.*?)</script>`
-    # would rescan the rest of the file from each of them.
-    text = "<script>\n" * 200_000
-    result = chunk_source("hostile.vue", text, "vue")
-    assert result.symbols == []
+    # Hostile files: 200,000 opening tags and no closing one, or no tag ever ended by `>`. A
+    # lazy `<script>(.*?)</script>`, or attributes read up to the next `>`, would rescan the
+    # rest of the file from each of them.
+    for text in ("<script>\n" * 200_000, "<script \n" * 200_000):
+        result = chunk_source("hostile.vue", text, "vue")
+        assert result.symbols == []

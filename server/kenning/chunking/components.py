@@ -16,9 +16,10 @@ import re
 # The languages (``kenning.languages`` names) whose files are components.
 COMPONENT_LANGUAGES = frozenset({"vue", "svelte", "astro"})
 
-# An opening script tag; its attributes are group 1. The closing tag is found with `find`, not
-# with a lazy `.*?` here, which would rescan the rest of the file for each unclosed tag.
-_OPEN = re.compile(rb"<script\b([^>]*)>", re.IGNORECASE)
+# An opening script tag; its attributes are group 1. They stop at a `<` too, so a file of
+# `<script` with no `>` is scanned once, not once from each. The closing tag is searched for
+# on its own, not with a lazy `.*?` here, which would rescan the file from each unclosed tag.
+_OPEN = re.compile(rb"<script\b([^<>]*)>", re.IGNORECASE)
 _CLOSE = re.compile(rb"</script\s*>", re.IGNORECASE)
 _LANG = re.compile(rb"""\blang\s*=\s*["']?([A-Za-z]+)""", re.IGNORECASE)
 # Astro's frontmatter: a `---` line first in the file, up to the next `---` line.
