@@ -197,6 +197,14 @@ def test_script_spans_and_grammar() -> None:
     assert script_grammar(found) == "typescript"
     assert script_grammar([(0, 1, "javascript")]) == "javascript"
     assert script_grammar([(0, 1, "typescript"), (2, 3, "tsx")]) == "tsx"
+    # Scripts of data or in another language are not read; `data-lang` is not `lang`.
+    others = (
+        b'<script type="application/ld+json">{"@context": "https://schema.org"}</script>'
+        b'<script type="text/x-template" id="item"><li>{{ name }}</li></script>'
+        b'<script lang="coffee">square = (x) -> x * x</script>'
+        b'<script data-lang="coffee" type="module">run()</script>'
+    )
+    assert [grammar for _, _, grammar in script_spans(others, "astro")] == ["typescript"]
     # An opening tag without its closing one: no script, and nothing after it is searched.
     assert script_spans(b"<script>let a = 1;\n<template></template>", "vue") == []
 

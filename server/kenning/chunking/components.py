@@ -21,12 +21,19 @@ COMPONENT_LANGUAGES = frozenset({"vue", "svelte", "astro"})
 # on its own, not with a lazy `.*?` here, which would rescan the file from each unclosed tag.
 _OPEN = re.compile(rb"<script\b([^<>]*)>", re.IGNORECASE)
 _CLOSE = re.compile(rb"</script\s*>", re.IGNORECASE)
-_LANG = re.compile(rb"""\blang\s*=\s*["']?([A-Za-z]+)""", re.IGNORECASE)
+# Attributes of the opening tag, by name (not `data-lang=`).
+_LANG = re.compile(rb"""(?:^|\s)lang\s*=\s*["']?([\w-]+)""", re.IGNORECASE)
+_TYPE = re.compile(rb"""(?:^|\s)type\s*=\s*["']?([\w/+.-]+)""", re.IGNORECASE)
 # Astro's frontmatter: a `---` line first in the file, up to the next `---` line.
 _FRONTMATTER_OPEN = re.compile(rb"\A\s*---[ \t]*\r?\n")
 _FRONTMATTER_CLOSE = re.compile(rb"^---[ \t]*\r?$", re.MULTILINE)
 
-# A script's `lang` → the grammar that reads it; anything else (no `lang`) the component's default.
+# A script's `lang` → the grammar that reads it; with no `lang`, the component's default. A
+# script in another language (`lang="coffee"`) is not read, nor one whose `type` is not a
+# script's (Astro's `application/ld+json`, Vue's `text/x-template`, an import map).
+_SCRIPT_TYPES = frozenset(
+    {b"module", b"text/javascript", b"application/javascript", b"text/typescript", b"application/typescript"}
+)
 _GRAMMAR_OF_LANG = {
     b"ts": "typescript",
     b"typescript": "typescript",
@@ -42,8 +49,8 @@ def script_spans(src: bytes, language: str) -> list[tuple[int, int, str]]:
     order: the bytes between ``<script …>`` and ``</script>`` (and Astro's frontmatter, between
     its ``---`` lines), and the grammar its ``lang`` asks for. Astro's scripts are TypeScript;
     Vue's and Svelte's JavaScript unless ``lang`` says otherwise. A script with nothing but
-    white space in it (``<script src="…">``) is left out, and so is an opening tag with no
-    closing one."""
+    white space in it (``<script src="…">``), one in another language or of data, and an
+    opening tag with no closing one are left out."""
     default = "typescript" if language == "astro" else "javascript"
     spans: list[tuple[int, int, str]] = []
     at = 0
@@ -58,12 +65,20 @@ def script_spans(src: bytes, language: str) -> list[tuple[int, int, str]]:
         if closing is None:
             break
         start, end = opening.end(), closing.start()
-        if src[start:end].strip():
-            lang = _LANG.search(opening.group(1))
-            grammar = _GRAMMAR_OF_LANG.get(lang.group(1).lower(), default) if lang else default
+        grammar = _grammar(opening.group(1), default)
+        if grammar is not None and src[start:end].strip():
             spans.append((start, end, grammar))
         at = closing.end()
     return spans
+
+
+def _grammar(attributes: bytes, default: str) -> str | None:
+    """The grammar that reads a script with these attributes, None for one that is no code."""
+    kind = _TYPE.search(attributes)
+    if kind is not None and kind.group(1).lower() not in _SCRIPT_TYPES:
+        return None
+    lang = _LANG.search(attributes)
+    return default if lang is None else _GRAMMAR_OF_LANG.get(lang.group(1).lower())
 
 
 def script_grammar(spans: list[tuple[int, int, str]]) -> str:
