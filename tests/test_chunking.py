@@ -91,6 +91,19 @@ def test_pathological_input_is_fast() -> None:
     assert len(result.symbols) == 1001
 
 
+def test_a_file_read_as_one_wide_error_node_is_windowed() -> None:
+    # 6,000 lines of `---` parse as one error node of 12,000 to 18,000 children, and
+    # tree-sitter's queries take time quadratic in them (40,000 lines took 10 s; a 2 MB file
+    # would take hours).
+    for language in ("rust", "go", "python", "javascript", "c"):
+        result = chunked("---\n" * 6000, language)
+        assert result.symbols == []
+        assert {c.kind for c in result.chunks} == {"window"}
+    # As many children of a node that is no error are read as ever.
+    text = "".join(f"def f{i}(): pass\n" for i in range(12_000))
+    assert len(chunked(text, "python").symbols) == 12_000
+
+
 def test_threads_share_grammars_safely() -> None:
     sources = [(PYTHON, "python"), (GO, "go"), (RUST, "rust"), (CPP, "cpp"), (JAVA, "java")]
     expected = [chunk_source("x", text, lang) for text, lang in sources]

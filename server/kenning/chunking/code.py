@@ -153,6 +153,27 @@ def _body(node: ts.Node) -> ts.Node | None:
     return body
 
 
+# The most children an error node may have before a file is windowed instead of read (see
+# `CodeChunker.__init__`). Real code's widest, over every file of the benchmark's sources,
+# the Go and Rust standard libraries and the npm packages audited: 5,963 (a JUCE header).
+_MAX_ERROR_CHILDREN = 10_000
+
+
+def _widest_error(root: ts.Node) -> int:
+    """The most children of an error node under ``root``; stops once one has more than
+    ``_MAX_ERROR_CHILDREN``, without listing them."""
+    widest = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error:
+            widest = max(widest, node.child_count)
+            if widest > _MAX_ERROR_CHILDREN:
+                break
+        stack.extend(child for child in node.children if child.has_error)
+    return widest
+
+
 def _bytes_in_errors(root: ts.Node) -> int:
     """Bytes of the source inside error nodes under ``root`` (a missing node counts one), so a
     file read as one error node counts all of it; descends only where there are errors."""
@@ -221,6 +242,11 @@ class CodeChunker:
             other = parser_for(fallback).parse(self.src)
             if _bytes_in_errors(other.root_node) < _bytes_in_errors(tree.root_node):
                 self.grammar, tree = fallback, other
+        if tree.root_node.has_error and (widest := _widest_error(tree.root_node)) > _MAX_ERROR_CHILDREN:
+            # tree-sitter's queries take time quadratic in an error node's children: 40,000
+            # lines of `---` took 10 s, and a 2 MB file of them would take hours. No definition
+            # is read from such a file anyway; `chunk_source` windows it.
+            raise ValueError(f"an error node of {widest:,} children")
         self.compiled: Compiled = compiled(self.grammar)
         self.root = tree.root_node
         self.symbols: list[Symbol] = []
