@@ -220,6 +220,13 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
         if note and not st.files:
             print(f"warning: no files indexed: {note}", file=sys.stderr)
+        if reports is not None and reports[0].files_unparsed:
+            unparsed = reports[0].files_unparsed
+            print(
+                f"warning: {unparsed:,} file{'s' if unparsed > 1 else ''} not parsed (the parser ran past"
+                " its limits; see above), indexed in line windows",
+                file=sys.stderr,
+            )
         if engine.model_error:
             print(f"warning: {engine.model_error}", file=sys.stderr)
     return 0

@@ -165,6 +165,19 @@ async def test_workspace_symbol_finds_definitions_in_components_and_flow_files(
         await assert_first_symbol(client, query, kind, container, path, line)
 
 
+async def test_a_file_that_crashes_the_parser_costs_only_that_file(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """8,000 lines of `/*` in a `.py` file take tree-sitter-python past any memory (it crashed
+    or took the machine); the chunk worker dies instead of the server, and the file is windowed."""
+    await open_workspace_of(
+        client,
+        tmp_path,
+        {"evil.py": "/*\n" * 8000, "uploads.py": "def retry_upload(path):\n    return path\n"},
+    )
+    await assert_first_symbol(client, "retry_upload", T.SymbolKind.Function, None, "uploads.py", 0)
+
+
 def test_workspace_symbol_with_malformed_params_still_answers(workspace: Path) -> None:
     """pygls sends no reply when a typed request fails to parse; kenning's server must."""
     server = RawServer()

@@ -7,6 +7,8 @@ import hashlib
 import re
 
 from kenning.chunking import chunk_source
+from kenning.chunking.isolated import chunk_isolated
+from kenning.languages import LANGUAGES
 from kenning.lexical import name_words, split_identifiers
 from kenning.store.rows import NewChunk, NewSymbol
 from kenning.workspace import SourceText
@@ -30,7 +32,12 @@ def embed_key(model_input: str) -> bytes:
 
 
 def new_chunks(path: str, source: SourceText, language: str) -> tuple[list[NewChunk], list[NewSymbol]]:
-    chunked = chunk_source(path, source.text, language)
+    if LANGUAGES[language].parser == "tree-sitter":
+        # tree-sitter runs in the chunk worker, where a file it cannot get through costs only
+        # that file (chunking/isolated.py).
+        chunked = chunk_isolated(path, source.text, language)
+    else:
+        chunked = chunk_source(path, source.text, language)
     path_words = " ".join(name_words(path))
     chunks = []
     for c in chunked.chunks:

@@ -47,6 +47,7 @@ class ScanReport:
     files_deleted: int = 0
     files_skipped: int = 0
     files_written: int = 0  # rows written for skipped files (new or changed reason)
+    files_unparsed: int = 0  # indexed in line windows: the parser ran past its limits
     chunks_added: int = 0
     chunks_removed: int = 0
     chunks_reused: int = 0  # added chunks whose vector the store already held (no model call)

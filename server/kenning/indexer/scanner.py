@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from kenning.chunking import CHUNKER_VERSION
+from kenning.chunking.isolated import ParserLimitError
 from kenning.engine import Engine
 from kenning.indexer.chunks import new_chunks
 from kenning.indexer.reports import ORIGIN_STORE, IndexProgress, Progress, ScanReport
@@ -294,6 +295,11 @@ def _index_file(
     language = language_for_path(path)
     try:
         chunks, symbols = new_chunks(path, source, language)
+    except ParserLimitError as error:
+        # A file that sends a parser past its limits (chunking/isolated.py) is still indexed.
+        log.warning("%s: not parsed, %s; indexing it in line windows", path, error)
+        report.files_unparsed += 1
+        chunks, symbols = new_chunks(path, source, "text")
     except Exception:
         # A chunker bug must cost one file, not the whole index.
         log.exception("chunking %s failed; indexing it as plain text", path)

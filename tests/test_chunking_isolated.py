@@ -1,0 +1,103 @@
+"""The chunk worker (``chunking/isolated.py``, ``chunking/worker.py``): tree-sitter runs in a
+child process, so a file that sends a parser past any budget costs that file, not the server:
+the indexer windows it and counts it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kenning.chunking import chunk_source, isolated
+from kenning.chunking.isolated import ParserLimitError, chunk_isolated, stop_worker
+from tests.chunking_helpers import src
+
+# 8,000 lines of `/*` in a `.py` file (24 KB): tree-sitter-python's memory grows with the square
+# of their number (2,000 took 1.4 GB, 4,000 took 5 GB), and 8,000 crashed it or took the machine.
+CRASHES_THE_PARSER = "/*\n" * 8000
+
+# 40,000 lines of a lone `\`: tree-sitter-python's time grows with their square (20,000 took 7 s,
+# 40,000 took 30 s; a 2 MB file would take hours).
+OUTLASTS_THE_TIMEOUT = "\\\n" * 40_000
+
+GOOD = src(
+    """
+    def retry_upload(path):
+        return path
+    """
+)
+
+
+@pytest.fixture(autouse=True)
+def fresh_worker() -> Iterator[None]:
+    stop_worker()
+    yield
+    stop_worker()
+
+
+def test_the_worker_chunks_as_this_process_does() -> None:
+    samples = [
+        (GOOD, "python"),
+        ("package a\n\n// Add adds.\nfunc Add(a, b int) int {\n\treturn a + b\n}\n", "go"),
+        ('<script lang="ts">\nfunction f(): void {}\n</script>\n<p>hi</p>\n', "svelte"),
+        # Undecodable bytes arrive surrogate-escaped; they must cross the pipe unchanged.
+        ("def f():\n    return '\udcff'\n", "python"),
+    ]
+    for text, language in samples:
+        assert chunk_isolated("x", text, language) == chunk_source("x", text, language)
+
+
+def test_a_file_that_crashes_the_parser_costs_only_that_file() -> None:
+    with pytest.raises(ParserLimitError, match="the chunk worker stopped"):
+        chunk_isolated("evil.py", CRASHES_THE_PARSER, "python")
+    # The next file gets a new worker.
+    assert [s.name for s in chunk_isolated("good.py", GOOD, "python").symbols] == ["retry_upload"]
+
+
+def test_a_file_that_takes_too_long_stops_its_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    chunk_isolated("warm.py", GOOD, "python")  # the worker is up: its start is not timed
+    monkeypatch.setattr(isolated, "TIMEOUT", 2.0)
+    with pytest.raises(ParserLimitError, match="it took longer than 2 s"):
+        chunk_isolated("slow.py", OUTLASTS_THE_TIMEOUT, "python")
+    assert [s.name for s in chunk_isolated("good.py", GOOD, "python").symbols] == ["retry_upload"]
+
+
+def test_the_worker_imports_nothing_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server's working directory may be the workspace; `python -m` would import from it.
+    canary = tmp_path / "imported"
+    for module in ("kenning/__init__.py", "tree_sitter.py"):
+        planted = tmp_path / "repo" / module
+        planted.parent.mkdir(parents=True, exist_ok=True)
+        planted.write_text(f"open({str(canary)!r}, 'w').close()\n")
+    monkeypatch.chdir(tmp_path / "repo")
+    assert [s.name for s in chunk_isolated("good.py", GOOD, "python").symbols] == ["retry_upload"]
+    assert not canary.exists()
+
+
+def test_kenning_index_survives_a_repository_of_such_files(tmp_path: Path) -> None:
+    """As a user runs it: `kenning index` on a repository holding a file that crashes the
+    parser, then `kenning symbols` finds the definitions of the others."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "evil.py").write_text(CRASHES_THE_PARSER)
+    (root / "uploads.py").write_text(GOOD)
+
+    def kenning(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "kenning", *args], capture_output=True, text=True, timeout=600, check=False
+        )
+
+    out = kenning("index", str(root))
+    assert out.returncode == 0, out.stderr
+    assert "indexed 2 files" in out.stdout
+    assert "evil.py: not parsed, the chunk worker stopped" in out.stderr
+    assert "warning: 1 file not parsed" in out.stderr
+    found = kenning("symbols", "retry_upload", "--root", str(root))
+    assert "uploads.py:1" in found.stdout
+    searched = kenning("search", "evil", "--root", str(root))
+    assert searched.returncode == 0, searched.stderr
