@@ -970,6 +970,14 @@ def test_the_conversion_a_chunk_implements() -> None:
     assert signatures.conversion(_impl("impl OsString {\n    pub fn new() -> OsString {")) is None
 
 
+def test_a_long_first_line_is_read_only_as_far_as_a_signature_goes() -> None:
+    # A repository's line may hold 20,000 characters; 10,000 of `impl From<` took the conversion
+    # pattern 35 s (its time grows with the cube). Only the first SIGNATURE_CHARS are read.
+    hostile = _impl("impl From<" * 1000 + " {")
+    assert signatures.signature_lines(hostile)[0] == ("impl From<" * 1000)[: signatures.SIGNATURE_CHARS]
+    assert signatures.conversion(hostile) is None
+
+
 def test_a_conversion_is_said_in_its_direction_only() -> None:
     into_os_string = sentences.conversion_sides("Converts a `Cow<'a, OsStr>` into an `OsString`")
     assert into_os_string is not None

@@ -13,6 +13,10 @@ from kenning.store.rows import ChunkRow
 
 _WORDS = re.compile(r"\w+")
 _NOT_A_SIGNATURE = ("#", "//", "/*", "*", "@")  # attributes, comments, decorators
+# The most of a chunk's first line read as its signature. A line can hold 20,000 characters, and
+# the patterns below backtrack: 20,000 characters of `impl From<` took `_CONVERSION` 212 s.
+# The longest signature line of Rust's and Go's standard libraries is far shorter.
+SIGNATURE_CHARS = 500
 
 
 def enclosing_signatures(row: ChunkRow) -> str:
@@ -32,7 +36,7 @@ def signature_lines(row: ChunkRow) -> list[str]:
         ),
         "",
     )
-    return [first, *enclosing_signatures(row).split("\n")]
+    return [first[:SIGNATURE_CHARS], *enclosing_signatures(row).split("\n")]
 
 
 def signature_words(row: ChunkRow) -> frozenset[str]:
