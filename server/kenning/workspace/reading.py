@@ -13,7 +13,6 @@ import codecs
 import errno
 import hashlib
 import os
-import re
 import stat
 import sys
 import threading
@@ -52,7 +51,6 @@ _BOMS = (  # longest first: the UTF-32-LE BOM starts with the UTF-16-LE one
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
-_LONG_LINE = re.compile(f"[^\\n]{{{MAX_LINE + 1}}}")
 
 
 def _decode(data: bytes) -> tuple[str, str, int] | SkipReason:
@@ -83,7 +81,10 @@ def _looks_generated(text: str) -> bool:
     lines = breaks + (0 if text.endswith("\n") else 1)
     if (len(text) - breaks) / lines > MAX_AVERAGE_LINE:
         return True
-    return len(text) > MAX_LINE and _LONG_LINE.search(text) is not None
+    # Line by line, not by a `[^\n]{20001}` search: that restarts at every character of a line
+    # just under the limit, and 20 lines of 19,999 characters took it 3.7 s (2 MB of typical
+    # code: 0.09 s by the search, 0.01 s split).
+    return len(text) > MAX_LINE and max(map(len, text.split("\n"))) > MAX_LINE
 
 
 def read_fd(fd: int, limit: int) -> bytes:
