@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,6 +65,27 @@ def test_a_file_that_takes_too_long_stops_its_worker(monkeypatch: pytest.MonkeyP
     with pytest.raises(ParserLimitError, match="it took longer than 2 s"):
         chunk_isolated("slow.py", OUTLASTS_THE_TIMEOUT, "python")
     assert [s.name for s in chunk_isolated("good.py", GOOD, "python").symbols] == ["retry_upload"]
+
+
+def test_stopping_the_worker_ends_a_file_in_progress() -> None:
+    # At exit the server stops the worker; a runaway parse must not hold the exit for TIMEOUT.
+    chunk_isolated("warm.py", GOOD, "python")
+    raised: list[ParserLimitError] = []
+
+    def chunk_slowly() -> None:
+        try:
+            chunk_isolated("slow.py", OUTLASTS_THE_TIMEOUT, "python")
+        except ParserLimitError as error:
+            raised.append(error)
+
+    thread = threading.Thread(target=chunk_slowly)
+    thread.start()
+    while not isolated._lock.locked():  # the file is with the worker
+        time.sleep(0.01)
+    stop_worker()
+    thread.join(timeout=20)
+    assert not thread.is_alive()
+    assert len(raised) == 1
 
 
 def test_the_worker_imports_nothing_from_the_working_directory(

@@ -55,9 +55,11 @@ class _Worker:
         threading.Thread(target=self._read, name="kenning-chunk-answers", daemon=True).start()
 
     def _read(self) -> None:
-        assert self.process.stdout is not None
-        while (answer := read_message(self.process.stdout)) is not None:
-            self.answers.put(answer)
+        answers = self.process.stdout
+        assert answers is not None
+        with answers:  # closed here, at the end, not under a read in progress
+            while (answer := read_message(answers)) is not None:
+                self.answers.put(answer)
         self.answers.put(None)  # the worker is gone
 
     def chunk(self, path: str, text: str, language: str) -> ChunkedFile | str:
@@ -81,9 +83,8 @@ class _Worker:
     def stop(self) -> None:
         self.process.kill()
         self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                stream.close()
+        if self.process.stdin is not None:
+            self.process.stdin.close()
 
 
 class ParserLimitError(Exception):
@@ -120,6 +121,11 @@ def chunk_isolated(path: str, text: str, language: str) -> ChunkedFile:
 def stop_worker() -> None:
     """Stop the chunk worker, if one runs (at exit, and in tests)."""
     global _worker
+    running = _worker
+    if running is not None:
+        # Killed before the lock is taken: a file being chunked ends now (the indexer windows
+        # it), not after TIMEOUT, so that an exit never waits on a runaway parse.
+        running.process.kill()
     with _lock:
         if _worker is not None:
             _worker.stop()
