@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from kenning.chunking.macros import blank_range
+
 # The languages (``kenning.languages`` names) whose files are components.
 COMPONENT_LANGUAGES = frozenset({"vue", "svelte", "astro"})
 
@@ -106,11 +108,11 @@ def script_lines(src: bytes, spans: list[tuple[int, int, str]]) -> list[tuple[in
 
 
 def blank_outside(src: bytes, spans: list[tuple[int, int, str]]) -> bytes:
-    """``src`` with every byte outside ``spans`` made a space, but line breaks."""
-    out = bytearray(_NOT_A_LINE_BREAK.sub(b" ", src))
+    """``src`` with every byte outside ``spans`` (in order) made a space, but line breaks."""
+    out = bytearray(src)
+    at = 0
     for start, end, _ in spans:
-        out[start:end] = src[start:end]
+        blank_range(out, at, start)
+        at = end
+    blank_range(out, at, len(out))
     return bytes(out)
-
-
-_NOT_A_LINE_BREAK = re.compile(rb"[^\r\n]")
