@@ -66,6 +66,7 @@ from kenning.chunking.grammars import (
     Grammar,
     Rule,
     compiled,
+    error_nodes,
     name_text,
     node_text,
     parser_for,
@@ -163,31 +164,21 @@ def _widest_error(root: ts.Node) -> int:
     """The most children of an error node under ``root``; stops once one has more than
     ``_MAX_ERROR_CHILDREN``, without listing them."""
     widest = 0
-    stack = [root]
-    while stack:
-        node = stack.pop()
+    for node in error_nodes(root):
         if node.is_error:
             widest = max(widest, node.child_count)
             if widest > _MAX_ERROR_CHILDREN:
                 break
-        stack.extend(child for child in node.children if child.has_error)
     return widest
 
 
 def _bytes_in_errors(root: ts.Node) -> int:
     """Bytes of the source inside error nodes under ``root`` (a missing node counts one), so a
-    file read as one error node counts all of it; descends only where there are errors."""
-    total = 0
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error:
-            total += node.end_byte - node.start_byte
-        elif node.is_missing:
-            total += 1
-        else:
-            stack.extend(child for child in node.children if child.has_error or child.is_missing)
-    return total
+    file read as one error node counts all of it."""
+    return sum(
+        node.end_byte - node.start_byte if node.is_error else 1
+        for node in error_nodes(root, within_errors=False)
+    )
 
 
 def _end_line(node: ts.Node) -> int:

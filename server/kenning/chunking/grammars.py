@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -31,6 +31,19 @@ NameFn = Callable[[ts.Node, bytes], Sequence[Name]]
 
 def node_text(node: ts.Node, src: bytes) -> str:
     return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def error_nodes(root: ts.Node, *, within_errors: bool = True) -> Iterator[ts.Node]:
+    """The error and missing nodes under ``root``, descending only where there are some; with
+    ``within_errors`` false, not into an error node (only the outermost ones)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            yield node
+            if not within_errors:
+                continue
+        stack.extend(child for child in node.children if child.has_error or child.is_missing)
 
 
 def names_in(field_name: str) -> NameFn:

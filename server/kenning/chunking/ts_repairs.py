@@ -32,6 +32,7 @@ import re
 
 import tree_sitter as ts
 
+from kenning.chunking.grammars import error_nodes
 from kenning.chunking.macros import blank_range
 
 _BLOCK_COMMENT = rb"/\*(?:[^*]|\*(?!/))*\*/"
@@ -88,12 +89,5 @@ def _semicolon(out: bytearray, start: int, end: int) -> None:
 
 
 def _errors(root: ts.Node) -> int:
-    """Error and missing nodes under ``root``, descending only where there are some."""
-    count = 0
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            count += 1
-        stack.extend(child for child in node.children if child.has_error or child.is_missing)
-    return count
+    """Error and missing nodes under ``root``."""
+    return sum(1 for _ in error_nodes(root))
