@@ -10,11 +10,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from kenning.chunking import chunk_source, isolated
-from kenning.chunking.isolated import ParserLimitError, chunk_isolated, stop_worker
+from kenning.chunking.isolated import ParserLimitError, chunk_isolated, chunk_later, stop_worker
 from tests.chunking_helpers import src
 
 # 8,000 lines of `/*` in a `.py` file (24 KB): tree-sitter-python's memory grows with the square
@@ -67,6 +68,47 @@ def test_a_file_that_takes_too_long_stops_its_worker(monkeypatch: pytest.MonkeyP
     assert [s.name for s in chunk_isolated("good.py", GOOD, "python").symbols] == ["retry_upload"]
 
 
+def _good(n: int) -> str:
+    return f"def upload_{n}(path):\n    return path\n"
+
+
+def test_files_sent_ahead_are_answered_in_order_around_a_crash() -> None:
+    # The indexer sends the next files before it asks for this one's chunks. When the worker
+    # dies over one of them, that file alone fails; the ones sent after it go to a new worker.
+    pending = [chunk_later(f"f{n}.py", _good(n), "python") for n in range(4)]
+    pending.append(chunk_later("evil.py", CRASHES_THE_PARSER, "python"))
+    pending += [chunk_later(f"f{n}.py", _good(n), "python") for n in range(4, 8)]
+    names = []
+    for file in pending:
+        try:
+            names.append([s.name for s in file.result().symbols])
+        except ParserLimitError as error:
+            names.append([str(error).split(" (")[0]])
+    assert names == [[f"upload_{n}"] for n in range(4)] + [["the chunk worker stopped"]] + [
+        [f"upload_{n}"] for n in range(4, 8)
+    ]
+
+
+def test_a_file_behind_a_slow_one_is_not_blamed_for_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    chunk_isolated("warm.py", GOOD, "python")
+    monkeypatch.setattr(isolated, "TIMEOUT", 2.0)
+    slow = chunk_later("slow.py", OUTLASTS_THE_TIMEOUT, "python")
+    behind = chunk_later("good.py", GOOD, "python")
+    # Asked for first, the file behind waits its turn: only the slow one is timed out.
+    assert [s.name for s in behind.result().symbols] == ["retry_upload"]
+    with pytest.raises(ParserLimitError, match="it took longer than 2 s"):
+        slow.result()
+
+
+def test_a_chunker_bug_costs_one_file_not_the_worker() -> None:
+    chunk_isolated("warm.py", GOOD, "python")
+    worker = isolated._worker
+    with pytest.raises(RuntimeError, match="the chunker failed in the chunk worker"):
+        chunk_isolated("bug.py", cast(str, None), "python")  # what a chunker bug looks like
+    assert [s.name for s in chunk_isolated("good.py", GOOD, "python").symbols] == ["retry_upload"]
+    assert isolated._worker is worker
+
+
 def test_stopping_the_worker_ends_a_file_in_progress() -> None:
     # At exit the server stops the worker; a runaway parse must not hold the exit for TIMEOUT.
     chunk_isolated("warm.py", GOOD, "python")
@@ -80,7 +122,7 @@ def test_stopping_the_worker_ends_a_file_in_progress() -> None:
 
     thread = threading.Thread(target=chunk_slowly)
     thread.start()
-    while not isolated._lock.locked():  # the file is with the worker
+    while not (isolated._worker is not None and isolated._worker.sent):  # the file is with the worker
         time.sleep(0.01)
     stop_worker()
     thread.join(timeout=20)
@@ -109,6 +151,8 @@ def test_kenning_index_survives_a_repository_of_such_files(tmp_path: Path) -> No
     root.mkdir()
     (root / "evil.py").write_text(CRASHES_THE_PARSER)
     (root / "uploads.py").write_text(GOOD)
+    for n in range(12):  # files read and sent to the worker while it crashes over evil.py
+        (root / f"f{n:02}.py").write_text(_good(n))
 
     def kenning(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -117,10 +161,12 @@ def test_kenning_index_survives_a_repository_of_such_files(tmp_path: Path) -> No
 
     out = kenning("index", str(root))
     assert out.returncode == 0, out.stderr
-    assert "indexed 2 files" in out.stdout
+    assert "indexed 14 files" in out.stdout
     assert "evil.py: not parsed, the chunk worker stopped" in out.stderr
     assert "warning: 1 file not parsed" in out.stderr
     found = kenning("symbols", "retry_upload", "--root", str(root))
     assert "uploads.py:1" in found.stdout
+    for n in range(12):
+        assert f"f{n:02}.py:1" in kenning("symbols", f"upload_{n}", "--root", str(root)).stdout
     searched = kenning("search", "evil", "--root", str(root))
     assert searched.returncode == 0, searched.stderr

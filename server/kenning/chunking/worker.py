@@ -7,42 +7,23 @@ repository can hold such a file by accident or on purpose. The indexer therefore
 this process (``isolated.py`` starts and talks to it): what runs away here is killed or crashes
 alone, and the file is indexed in line windows.
 
-Protocol, over stdin and stdout: each request is a 4-byte little-endian length and a pickle of
-``(path, text, language)``; each answer the same framing around a ``ChunkedFile``. Both ends
-are kenning's own code in the same installation (the parent starts this module with its own
-interpreter), so pickle carries the surrogate-escaped text exactly as it is.
+What crosses the pipes, and how, is in ``pipe.py``.
 """
 
 from __future__ import annotations
 
 import logging
 import pickle
-import struct
 import sys
-from typing import IO
+import traceback
 
 from kenning.chunking import chunk_source
+from kenning.chunking.model import ChunkedFile
+from kenning.chunking.pipe import ChunkerFailure, read_message, write_message
 
 # The most address space the worker may take. With the largest file it is given (2 MiB of Go,
 # C++, TypeScript or Python) it peaked under 100 MB in all, the interpreter included.
 MEMORY_LIMIT = 2 * 1024**3
-
-_LENGTH = struct.Struct("<I")
-
-
-def read_message(stream: IO[bytes]) -> bytes | None:
-    """One framed message from ``stream``; None at the end of the stream."""
-    head = stream.read(_LENGTH.size)
-    if len(head) < _LENGTH.size:
-        return None
-    (size,) = _LENGTH.unpack(head)
-    body = stream.read(size)
-    return body if len(body) == size else None
-
-
-def write_message(stream: IO[bytes], body: bytes) -> None:
-    stream.write(_LENGTH.pack(len(body)) + body)
-    stream.flush()
 
 
 def _limit_memory() -> None:
@@ -61,7 +42,14 @@ def main() -> None:
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     while (request := read_message(requests)) is not None:
         path, text, language = pickle.loads(request)
-        write_message(answers, pickle.dumps(chunk_source(path, text, language), pickle.HIGHEST_PROTOCOL))
+        answer: ChunkedFile | ChunkerFailure | str
+        try:
+            answer = chunk_source(path, text, language)
+        except MemoryError:  # under MEMORY_LIMIT; what was taken is given back with the frames
+            answer = "it ran out of memory"
+        except Exception:
+            answer = ChunkerFailure(traceback.format_exc())
+        write_message(answers, pickle.dumps(answer, pickle.HIGHEST_PROTOCOL))
 
 
 if __name__ == "__main__":

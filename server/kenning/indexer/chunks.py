@@ -7,7 +7,8 @@ import hashlib
 import re
 
 from kenning.chunking import chunk_source
-from kenning.chunking.isolated import chunk_isolated
+from kenning.chunking.isolated import chunk_later
+from kenning.chunking.model import ChunkedFile
 from kenning.languages import LANGUAGES
 from kenning.lexical import name_words, split_identifiers
 from kenning.store.rows import NewChunk, NewSymbol
@@ -31,13 +32,29 @@ def embed_key(model_input: str) -> bytes:
     return hashlib.blake2b(model_input.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+class FileChunks:
+    """A file's chunk and symbol rows, begun: a parsed language's file is chunked in the chunk
+    worker (where a file it cannot get through costs only that file: chunking/isolated.py)
+    while this process goes on; ``rows()`` waits for them."""
+
+    def __init__(self, path: str, source: SourceText, language: str) -> None:
+        self.path, self.source, self.language = path, source, language
+        self._pending = (
+            chunk_later(path, source.text, language) if LANGUAGES[language].parser == "tree-sitter" else None
+        )
+
+    def rows(self) -> tuple[list[NewChunk], list[NewSymbol]]:
+        """The rows; ``ParserLimitError`` when the worker failed over the file."""
+        if self._pending is not None:
+            return _rows(self.path, self._pending.result())
+        return _rows(self.path, chunk_source(self.path, self.source.text, self.language))
+
+
 def new_chunks(path: str, source: SourceText, language: str) -> tuple[list[NewChunk], list[NewSymbol]]:
-    if LANGUAGES[language].parser == "tree-sitter":
-        # tree-sitter runs in the chunk worker, where a file it cannot get through costs only
-        # that file (chunking/isolated.py).
-        chunked = chunk_isolated(path, source.text, language)
-    else:
-        chunked = chunk_source(path, source.text, language)
+    return FileChunks(path, source, language).rows()
+
+
+def _rows(path: str, chunked: ChunkedFile) -> tuple[list[NewChunk], list[NewSymbol]]:
     path_words = " ".join(name_words(path))
     chunks = []
     for c in chunked.chunks:

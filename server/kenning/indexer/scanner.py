@@ -8,17 +8,19 @@ model call. Vectors for the rest come from the embedding pass (``embedder``).
 
 from __future__ import annotations
 
+import collections
 import logging
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from kenning.chunking import CHUNKER_VERSION
 from kenning.chunking.isolated import ParserLimitError
 from kenning.engine import Engine
-from kenning.indexer.chunks import new_chunks
+from kenning.indexer.chunks import FileChunks, new_chunks
 from kenning.indexer.reports import ORIGIN_STORE, IndexProgress, Progress, ScanReport
 from kenning.languages import language_for_path
 from kenning.store.rows import FileRow
@@ -27,6 +29,7 @@ from kenning.workspace import (
     Discovery,
     FileEntry,
     SkipReason,
+    SourceText,
     discover,
     path_to_text,
     read_source,
@@ -39,6 +42,9 @@ CHUNKER_VERSION_KEY = "chunker_version"  # meta: the chunker that made the store
 # small enough that a kill loses little work, large enough that fsyncs don't dominate.
 SCAN_BATCH_FILES = 200
 SCAN_BATCH_SECONDS = 0.5
+# Files read and handed to the chunk worker before the one being written. Enough to keep the
+# worker busy while this process writes; at most this many file texts wait in memory.
+READ_AHEAD = 8
 
 # Reasons found by reading a file's content: while its size and mtime stay the same, reading it
 # again would give the same answer (400 binary files of 2 MB cost 838 MB of reads per no-op scan).
@@ -130,23 +136,25 @@ def _scan(
         changed = []
 
     done = len(stat_skips)
-    pending = list(entries)
-    i = 0
-    while i < len(pending):
+    reads = _read_ahead(entries, known, rechunk, engine.config.max_file_size)
+    finished = not entries
+    while not finished:
         if should_stop is not None and should_stop():
             break
         batch_started = time.monotonic()
+        in_batch = 0
         with db.transaction() as conn:
-            while i < len(pending):
-                entry = pending[i]
-                i += 1
+            for read in reads:
                 done += 1
+                in_batch += 1
                 written = _writes(report)
-                _index_file(engine, conn, entry, known, removed_ids, added_ids, report, rechunk)
+                _write_file(engine, conn, read, known, removed_ids, added_ids, report)
                 if _writes(report) != written:
-                    changed.append(path_to_text(entry.path))
-                if i % SCAN_BATCH_FILES == 0 or time.monotonic() - batch_started > SCAN_BATCH_SECONDS:
+                    changed.append(read.path)
+                if in_batch == SCAN_BATCH_FILES or time.monotonic() - batch_started > SCAN_BATCH_SECONDS:
                     break
+            else:
+                finished = True
         if changed:
             engine.bump_generation(changed)
             changed = []
@@ -158,7 +166,7 @@ def _scan(
         if report.chunks_reused:
             with db.transaction() as conn:
                 db.add_to_meta(conn, {ORIGIN_STORE: report.chunks_reused})
-    if rechunk and paths is None and i >= len(pending):
+    if rechunk and paths is None and finished:
         with db.transaction() as conn:
             db.set_meta(conn, CHUNKER_VERSION_KEY, str(CHUNKER_VERSION))
     if _writes(report) or report.files_deleted:
@@ -242,20 +250,23 @@ def _record_skip(
     report.files_written += 1
 
 
-def _index_file(
-    engine: Engine,
-    conn: sqlite3.Connection,
-    entry: FileEntry,
-    known: dict[str, FileRow],
-    removed_ids: list[int],
-    added_ids: list[int],
-    report: ScanReport,
-    rechunk: bool = False,
-) -> None:
-    db = engine.db
-    assert db is not None
+@dataclass
+class _Read:
+    """What reading a file found, before anything is written: ``source`` is None for a file
+    unchanged by its size and mtime (not read), the skip reason for one skipped, and ``chunks``
+    the rows on their way for one to index."""
+
+    entry: FileEntry
+    path: str
+    row: FileRow | None
+    source: SourceText | SkipReason | None = None
+    chunks: FileChunks | None = None
+
+
+def _read_file(entry: FileEntry, known: dict[str, FileRow], rechunk: bool, max_file_size: int) -> _Read:
     path = path_to_text(entry.path)
     row = known.get(path)
+    read = _Read(entry, path, row)
     if (
         row is not None
         # a file skipped for its content stays skipped whatever the chunker's version
@@ -263,38 +274,62 @@ def _index_file(
         and row.size == entry.size
         and row.mtime_ns == entry.mtime_ns
     ):
+        return read
+    read.source = read_source(entry, max_file_size=max_file_size)
+    if isinstance(read.source, SkipReason):
+        return read
+    unchanged = row is not None and row.skip_reason is None and row.content_hash == read.source.content_hash
+    if unchanged and not rechunk:
+        return read  # touched, not chunked
+    read.chunks = FileChunks(path, read.source, language_for_path(path))
+    return read
+
+
+def _read_ahead(
+    entries: Iterable[FileEntry], known: dict[str, FileRow], rechunk: bool, max_file_size: int
+) -> Iterator[_Read]:
+    """Each entry read, ``READ_AHEAD`` entries before it is written: the chunk worker parses
+    the next files on its own core while this process writes the last ones."""
+    ahead: collections.deque[_Read] = collections.deque()
+    for entry in entries:
+        ahead.append(_read_file(entry, known, rechunk, max_file_size))
+        if len(ahead) > READ_AHEAD:
+            yield ahead.popleft()
+    yield from ahead
+
+
+def _write_file(
+    engine: Engine,
+    conn: sqlite3.Connection,
+    read: _Read,
+    known: dict[str, FileRow],
+    removed_ids: list[int],
+    added_ids: list[int],
+    report: ScanReport,
+) -> None:
+    db = engine.db
+    assert db is not None
+    path, row, source = read.path, read.row, read.source
+    if source is None:  # unchanged by size and mtime
+        assert row is not None
         if row.skip_reason is not None:  # skipped for its content, which has not changed
             report.files_skipped += 1
             report.skipped[row.skip_reason] = report.skipped.get(row.skip_reason, 0) + 1
         else:
             report.files_unchanged += 1
         return
-    source = read_source(entry, max_file_size=engine.config.max_file_size)
     if isinstance(source, SkipReason):
-        _record_skip(
-            engine,
-            conn,
-            path,
-            str(source.value),
-            known,
-            removed_ids,
-            report,
-            entry.size,
-            entry.mtime_ns,
-        )
+        size, mtime_ns = read.entry.size, read.entry.mtime_ns
+        _record_skip(engine, conn, path, str(source.value), known, removed_ids, report, size, mtime_ns)
         return
-    if (
-        not rechunk
-        and row is not None
-        and row.skip_reason is None
-        and row.content_hash == source.content_hash
-    ):
+    if read.chunks is None:  # the same content as stored
+        assert row is not None
         db.touch_file(conn, row.id, source.size, source.mtime_ns)
         report.files_unchanged += 1
         return
-    language = language_for_path(path)
+    language = read.chunks.language
     try:
-        chunks, symbols = new_chunks(path, source, language)
+        chunks, symbols = read.chunks.rows()
     except ParserLimitError as error:
         # A file that sends a parser past its limits (chunking/isolated.py) is still indexed.
         log.warning("%s: not parsed, %s; indexing it in line windows", path, error)
