@@ -8,9 +8,11 @@ import os
 import random
 import shutil
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -153,6 +155,37 @@ def test_a_gitignore_line_of_many_wildcards_is_matched_in_linear_time(tmp_path: 
     for name in ("a" * 200 + ".txt", "a" * 100 + "b", "keep.py"):
         write(plain, name)
     assert paths(discover(plain)) == {".gitignore", "a" * 200 + ".txt", "keep.py"}
+
+
+def test_a_repository_git_cannot_list_in_time_is_walked_from_then_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git's matcher takes exponential time on this line and a deep path (past 20 s here); after
+    # one timeout the root is walked, so a save there does not wait for git again.
+    monkeypatch.setattr(workspace_git, "GIT_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(workspace_git, "_too_slow_roots", set())
+    root = tmp_path / "repo"
+    deep = "/".join(["a"] * 30)
+    write(root, ".gitignore", "**/" * 10 + "b\n")
+    write(root, f"{deep}/x.py")
+    write(root, f"{deep}/b")
+    write(root, "keep.py")
+    git_init(root)
+    runs: list[object] = []
+    real_run = subprocess.run
+
+    def counted_run(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        runs.append(args)
+        return real_run(args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counted_run)
+    first = discover(root)
+    assert first.method == "walk"
+    assert paths(first) == {".gitignore", "keep.py", f"{deep}/x.py"}
+    assert len(runs) == 1
+    assert paths(discover(root)) == paths(first)
+    assert paths(discover(root, paths=["keep.py"])) == {"keep.py"}  # a save
+    assert len(runs) == 1  # git was not asked again
 
 
 def test_root_below_the_repository_top(tmp_path: Path) -> None:

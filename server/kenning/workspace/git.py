@@ -16,6 +16,11 @@ from kenning.config import STORE_DIRNAME
 log = logging.getLogger("kenning.workspace")
 
 GIT_TIMEOUT_S = 60.0
+# Roots where git ran out of GIT_TIMEOUT_S: walked from then on, for the life of the process.
+# A repository can make git's matcher take exponential time: a `.gitignore` line of ten `**/`
+# held `git ls-files` past 20 s on one path 30 directories deep, and without this every save
+# there would wait the whole timeout again. The walk matches such lines in linear time (RE2).
+_too_slow_roots: set[str] = set()
 # Variables that would point git at another repository or index than the root's own (they are
 # set, for instance, when kenning runs from inside a git hook).
 _GIT_REDIRECTS = (
@@ -78,7 +83,11 @@ def _git_run(
             timeout=GIT_TIMEOUT_S,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except subprocess.TimeoutExpired:
+        _too_slow_roots.add(root)
+        log.warning("git in %s took longer than %.0f s; walking it instead from now on", root, GIT_TIMEOUT_S)
+        return None
+    except OSError as exc:
         log.warning("git in %s failed (%s); walking instead", root, exc)
         return None
 
@@ -86,6 +95,8 @@ def _git_run(
 def git_ls_files(root: str, paths: Sequence[str] | None = None) -> list[str] | None:
     """What git would show under ``root`` (or under ``paths`` in it), relative to the root;
     None (logged) if git cannot tell."""
+    if root in _too_slow_roots:
+        return None
     git = shutil.which("git")
     if git is None:
         log.info("git not found on PATH; walking %s", root)
@@ -119,7 +130,7 @@ def git_ls_files(root: str, paths: Sequence[str] | None = None) -> list[str] | N
 def git_explain_ignored(root: str) -> str | None:
     """Why git lists nothing under ``root``: the ignore rule that excludes it, if one does."""
     git = shutil.which("git")
-    if git is None:
+    if git is None or root in _too_slow_roots:
         return None
     try:
         with os.scandir(root) as it:
