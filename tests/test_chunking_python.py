@@ -19,8 +19,9 @@ from tests.chunking_helpers import (
 
 def test_every_structured_language_has_a_grammar_that_compiles() -> None:
     structured = {name for name, info in LANGUAGES.items() if info.parser == "tree-sitter"}
-    # Vue and Svelte components are read by the TypeScript and JavaScript grammars.
-    assert structured == set(GRAMMARS) | COMPONENT_LANGUAGES
+    # Vue and Svelte components are read by the TypeScript and JavaScript grammars, Jupyter
+    # notebooks by their kernel's.
+    assert structured == set(GRAMMARS) | COMPONENT_LANGUAGES | {"jupyter"}
     for grammar in GRAMMARS.values():
         compiled(grammar)  # raises on a node type the grammar does not have
 

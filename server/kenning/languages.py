@@ -60,6 +60,9 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("vue", (".vue",), (), "tree-sitter"),
     _lang("svelte", (".svelte",), (), "tree-sitter"),
     _lang("astro", (".astro",), (), "tree-sitter"),
+    # Jupyter notebooks: their cells are read where they stand in the JSON, code cells with
+    # their kernel's grammar (chunking/notebooks.py).
+    _lang("jupyter", (".ipynb",), (), "tree-sitter"),
     _lang("markdown", (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx"), (), "markdown"),
     # Text-only: indexed in line windows, but filterable by name.
     _lang("ruby", (".rb", ".rake", ".gemspec"), ("Gemfile", "Rakefile", "Guardfile")),
@@ -72,7 +75,7 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("batch", (".bat", ".cmd")),
     _lang("toml", (".toml",), ("Pipfile", "poetry.lock", "Cargo.lock")),
     _lang("yaml", (".yaml", ".yml")),
-    _lang("json", (".json", ".jsonc", ".json5", ".jsonl", ".ndjson", ".ipynb")),
+    _lang("json", (".json", ".jsonc", ".json5", ".jsonl", ".ndjson")),
     _lang("xml", (".xml", ".xsd", ".xsl", ".xslt", ".svg", ".plist", ".csproj")),
     _lang("html", (".html", ".htm", ".xhtml", ".jinja", ".jinja2", ".j2")),
     _lang("css", (".css",)),
@@ -124,6 +127,11 @@ for _info in _TABLE:
         # setdefault: the first table entry wins a lower-case clash (".c" stays C, not ".C" C++).
         _BY_EXTENSION_LOWER.setdefault(_ext.lower(), _info.name)
 del _info, _filename, _ext
+
+
+# Languages whose files keep what nobody searches on very long lines, which their chunker leaves
+# out: such a file is not skipped as generated (a notebook's outputs: base64 images, tables).
+LONG_LINED_LANGUAGES = frozenset({"jupyter"})
 
 
 def language_for_path(rel_path: str) -> str:

@@ -4,6 +4,7 @@ fuzzy and nested names, and an answer even to malformed params."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from bench.lspclient import RawServer
@@ -163,6 +164,25 @@ async def test_workspace_symbol_finds_definitions_in_components_and_flow_files(
         ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
     ):
         await assert_first_symbol(client, query, kind, container, path, line)
+
+
+async def test_workspace_symbol_finds_the_functions_of_a_notebook_with_outputs(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """A notebook's cells at the lines of its JSON; its image output (one line past the
+    "generated" limit) neither skips it nor is indexed."""
+    code = {
+        "cell_type": "code",
+        "execution_count": 1,
+        "metadata": {},
+        "outputs": [{"data": {"image/png": "iVBORw0KGgo" + "A" * 60_000}, "output_type": "display_data"}],
+        "source": ["def fit_line(x, y):\n", "    return np.polyfit(x, y, 1)"],
+    }
+    document = {"cells": [code], "metadata": {"kernelspec": {"language": "python"}}, "nbformat": 4}
+    text = json.dumps(document, indent=1, sort_keys=True) + "\n"
+    await open_workspace_of(client, tmp_path, {"analysis.ipynb": text})
+    line = next(n for n, row in enumerate(text.split("\n")) if "def fit_line" in row)
+    await assert_first_symbol(client, "fit_line", T.SymbolKind.Function, None, "analysis.ipynb", line)
 
 
 async def test_a_file_that_crashes_the_parser_costs_only_that_file(

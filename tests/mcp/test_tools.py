@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -220,3 +221,25 @@ async def test_several_roots_answer_together_with_absolute_paths(workspace: Path
         assert {Path(r["path"]).parent for r in both["results"]} >= {workspace, other}
         span = await s.ok("read_span", {"path": "billing.py", "start_line": 1, "end_line": 1})
         assert span.splitlines()[0] == f"{other / 'billing.py'}:1-1 (3 lines in the file)"
+
+
+async def test_an_agent_finds_and_reads_a_notebooks_function(tmp_path: Path) -> None:
+    """A notebook with an image output (one line past the "generated" limit) is indexed and
+    readable: find_symbol gives the line of its JSON, read_span shows it there."""
+    ws = tmp_path / "nb"
+    ws.mkdir()
+    code = {
+        "cell_type": "code",
+        "execution_count": 1,
+        "metadata": {},
+        "outputs": [{"data": {"image/png": "iVBORw0KGgo" + "A" * 60_000}, "output_type": "display_data"}],
+        "source": ["def fit_line(x, y):\n", "    return np.polyfit(x, y, 1)"],
+    }
+    text = json.dumps({"cells": [code], "metadata": {}, "nbformat": 4}, indent=1, sort_keys=True) + "\n"
+    (ws / "analysis.ipynb").write_text(text)
+    line = next(n for n, row in enumerate(text.split("\n"), 1) if "def fit_line" in row)
+    async with mcp_session(ws) as s:
+        await s.wait_opened()
+        assert f"analysis.ipynb:{line}" in await s.ok("find_symbol", {"query": "fit_line"})
+        span = await s.ok("read_span", {"path": "analysis.ipynb", "start_line": line, "end_line": line})
+        assert '"def fit_line(x, y):\\n",' in span

@@ -6,6 +6,8 @@
   → definition-level chunks and symbols (``kenning.chunking.code``);
 * ``vue``, ``svelte`` and ``astro`` components → the same for their scripts, the markup between and around
   them in windows (``kenning.chunking.components``);
+* ``jupyter`` notebooks → the same for a view of their cells at the file's own lines, outputs
+  and metadata left out (``kenning.chunking.notebooks``);
 * ``markdown`` → heading-aware sections (``kenning.chunking.markdown``);
 * anything else, and any file too large, too long-lined (minified) or failing to parse → line
   windows that prefer to cut at blank lines.
@@ -14,7 +16,8 @@ Guarantees, for every language: chunks are in order and do not overlap; every no
 (``line.strip() != ""``) is in exactly one chunk; no chunk starts or ends with a blank line;
 ``text`` is exactly the chunk's lines joined with ``"\\n"``; a chunk is at most ``max_chars``
 characters unless it is a single line that is longer on its own (kept whole — the embedder
-truncates, the lexical index still sees all of it).
+truncates, the lexical index still sees all of it). A notebook's lines are those of its view:
+its JSON lines with the cells' strings decoded, and blank elsewhere.
 
 Input contract: ``text`` is already normalised — ``"\\n"`` line endings only (no ``"\\r"``), no
 BOM. Lines are ``text.split("\\n")``; ``str.splitlines()`` would also split on ``\\x0b``,
@@ -24,6 +27,7 @@ BOM. Lines are ``text.split("\\n")``; ``str.splitlines()`` would also split on `
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from kenning.chunking.code import CodeChunker
 from kenning.chunking.components import COMPONENT_LANGUAGES, script_grammar, script_spans
@@ -31,6 +35,7 @@ from kenning.chunking.grammars import GRAMMARS
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.markdown import chunk_markdown
 from kenning.chunking.model import Chunk, ChunkedFile, Symbol
+from kenning.chunking.notebooks import notebook_view
 
 __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symbol", "chunk_source"]
 
@@ -134,7 +139,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 50: Vue and Svelte components: the definitions of their `<script>` blocks are chunks and
 #     symbols (chunking/components.py); their markup stays in windows, never boilerplate
 # 51: Astro components, their frontmatter and scripts read as TypeScript
-CHUNKER_VERSION = 51
+# 52: Jupyter notebooks: their cells read where they stand in the JSON (code with the kernel's
+#     grammar, Markdown as comments beside it), outputs and metadata left out
+CHUNKER_VERSION = 52
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +180,8 @@ def chunk_source(path: str, text: str, language: str, *, max_chars: int = DEFAUL
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be positive, got {max_chars}")
+    if language == "jupyter":
+        return _chunk_notebook(path, text, max_chars)
     index = LineIndex(text)
     rows: list[_Row]
     symbols: list[Symbol] = []
@@ -210,3 +219,17 @@ def chunk_source(path: str, text: str, language: str, *, max_chars: int = DEFAUL
         for start, end, kind, symbol, header in rows
     ]
     return ChunkedFile(chunks=chunks, symbols=symbols)
+
+
+def _chunk_notebook(path: str, text: str, max_chars: int) -> ChunkedFile:
+    """A notebook's cells, chunked from its view (notebooks.py) at the file's own lines."""
+    view = notebook_view(text)
+    if view is None:
+        # Not written a source line to a line: its JSON in windows, unless it holds outputs
+        # (their long lines are why the reader did not skip it as generated).
+        if any(len(line) > _LONG_LINE for line in text.split("\n")):
+            return ChunkedFile(chunks=[], symbols=[])
+        return chunk_source(path, text, "text", max_chars=max_chars)
+    chunked = chunk_source(path, view.text, view.language, max_chars=max_chars)
+    symbols = [replace(s, name_col=s.name_col + view.offsets[s.name_line - 1]) for s in chunked.symbols]
+    return ChunkedFile(chunks=chunked.chunks, symbols=symbols)

@@ -191,9 +191,12 @@ def _read_once(
 
 
 def read_source(
-    entry_or_path: FileEntry | Path, *, max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    entry_or_path: FileEntry | Path, *, max_file_size: int = DEFAULT_MAX_FILE_SIZE, long_lines: bool = False
 ) -> SourceText | SkipReason:
     """Read and decode one file, or say why it is left out. Never raises for file problems.
+
+    ``long_lines``: a file of very long lines is read, not skipped as generated (a notebook's
+    long lines are its outputs, which its chunker leaves out).
 
     An entry from :func:`discover` is opened beneath its root without following links (a plain
     path, given by a caller that vetted it, is opened as it is). The hash is of exactly the bytes
@@ -222,7 +225,7 @@ def read_source(
     text, encoding, replaced = decoded
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if _looks_generated(text):
+    if not long_lines and _looks_generated(text):
         return SkipReason.GENERATED
     return SourceText(
         text=text,
