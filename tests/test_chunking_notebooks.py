@@ -78,6 +78,9 @@ def test_a_notebooks_cells_are_chunked_where_they_stand() -> None:
     assert 'return x * "\\u00e9"' in text  # the source's own escape, decoded once
     assert "# # Fitting a line" in text and "# %matplotlib inline" in text and "# !pip install" in text
     assert "# %%bash\n# ls -l data/" in text
+    # Prose beside imports is no boilerplate: search ranks it with the rest.
+    intro = next(c for c in result.chunks if "# # Fitting a line" in c.text)
+    assert "import numpy as np" in intro.text and intro.kind == "window"
     # No output, no metadata, no JSON.
     for left_out in ("slope 2.0", "iVBORw0KGgo", "<Figure>", "kernelspec", '"cell_type"', "\\n"):
         assert left_out not in text, left_out

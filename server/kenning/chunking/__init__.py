@@ -34,8 +34,8 @@ from kenning.chunking.components import COMPONENT_LANGUAGES, script_grammar, scr
 from kenning.chunking.grammars import GRAMMARS
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.markdown import chunk_markdown
-from kenning.chunking.model import Chunk, ChunkedFile, Symbol
-from kenning.chunking.notebooks import notebook_view
+from kenning.chunking.model import BOILERPLATE_CHUNK_KINDS, Chunk, ChunkedFile, Symbol
+from kenning.chunking.notebooks import NotebookView, notebook_view
 
 __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symbol", "chunk_source"]
 
@@ -140,7 +140,7 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     symbols (chunking/components.py); their markup stays in windows, never boilerplate
 # 51: Astro components, their frontmatter and scripts read as TypeScript
 # 52: Jupyter notebooks: their cells read where they stand in the JSON (code with the kernel's
-#     grammar, Markdown as comments beside it), outputs and metadata left out
+#     grammar, Markdown as comments beside it, never boilerplate), outputs and metadata left out
 CHUNKER_VERSION = 52
 
 log = logging.getLogger(__name__)
@@ -231,5 +231,15 @@ def _chunk_notebook(path: str, text: str, max_chars: int) -> ChunkedFile:
             return ChunkedFile(chunks=[], symbols=[])
         return chunk_source(path, text, "text", max_chars=max_chars)
     chunked = chunk_source(path, view.text, view.language, max_chars=max_chars)
+    # Markdown cells read as comments, and comments beside imports make boilerplate; a
+    # notebook's prose says what its code does, and is never boilerplate.
+    chunks = [
+        replace(c, kind="window") if c.kind in BOILERPLATE_CHUNK_KINDS and _holds_prose(c, view) else c
+        for c in chunked.chunks
+    ]
     symbols = [replace(s, name_col=s.name_col + view.offsets[s.name_line - 1]) for s in chunked.symbols]
-    return ChunkedFile(chunks=chunked.chunks, symbols=symbols)
+    return ChunkedFile(chunks=chunks, symbols=symbols)
+
+
+def _holds_prose(chunk: Chunk, view: NotebookView) -> bool:
+    return any(n in view.prose for n in range(chunk.start_line, chunk.end_line + 1))

@@ -31,6 +31,10 @@ SIGNATURE_KINDS = CALLABLE_KINDS | {DECLARATION_KIND}
 # their names that a query spells, not the class's.
 STRETCH_KINDS = frozenset({"window", "namespace"})
 
+# The kinds of a top-level window of only imports (and comments), and of comments before any
+# code (licence headers, module preambles): search keeps them out of its dense ranking.
+BOILERPLATE_CHUNK_KINDS = frozenset({"imports", "preamble"})
+
 # The kinds of a chunk that defines a type: its name is what its members' owner is called.
 TYPE_KINDS = frozenset({"struct", "enum", "type", "class", "interface", "trait"})
 

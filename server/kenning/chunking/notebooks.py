@@ -35,6 +35,7 @@ class NotebookView:
     text: str  # the file's lines: the cells' decoded where they stand, the rest blank
     language: str  # what the code cells are written in ("text" for a kernel kenning cannot parse)
     offsets: list[int]  # per line (0-based): the column in the file where the view's line starts
+    prose: frozenset[int]  # the lines (1-based) of Markdown cells
 
 
 def notebook_view(text: str) -> NotebookView | None:
@@ -51,6 +52,7 @@ def notebook_view(text: str) -> NotebookView | None:
     lines = text.split("\n")
     view = [""] * len(lines)
     offsets = [0] * len(lines)
+    prose: set[int] = set()
     at = 0
     for cell in cells:
         source = cell.get("source") if isinstance(cell, dict) else None
@@ -83,8 +85,10 @@ def notebook_view(text: str) -> NotebookView | None:
                 decoded = "# " + decoded  # prose and IPython syntax, kept beside the code
                 offsets[line] -= 2
             view[line] = decoded
+            if kind == "markdown":
+                prose.add(line + 1)
         at += 1 + len(source)
-    return NotebookView("\n".join(view), language, offsets)
+    return NotebookView("\n".join(view), language, offsets, frozenset(prose))
 
 
 def _stands_at(lines: list[str], start: int, source: list[str]) -> bool:

@@ -7,6 +7,8 @@ beside it.
 
 from __future__ import annotations
 
+from kenning.chunking.model import BOILERPLATE_CHUNK_KINDS
+
 # Tuned with `python -m bench` (docstring-first-sentence queries against the docstring-free
 # standard library, 27k chunks): RRF_K 20 -> 5 raised hybrid MRR@10 from 0.463 to 0.478 on 300
 # queries and by 0.015-0.018 on held-out halves; the other constants were already at their best.
@@ -202,9 +204,10 @@ THIS_OWNER_BOOST = OWNER_BOOST
 # library (300 queries, 27k chunks) 0.479 -> 0.479. CSLS's penalty (each chunk's mean cosine with
 # its ten nearest chunks instead of the mean's) measured +0.004 on the dev set at its best.
 CENTROID_WEIGHT = 0.15
-# Chunk kinds the chunker gives import-only windows and licence/preamble comments: left out of
-# the dense half and of Find Similar (unless the selection is one), still found lexically.
-BOILERPLATE_KINDS = frozenset({"imports", "preamble"})
+# Chunk kinds the chunker gives import-only windows and licence/preamble comments
+# (chunking/model.py): left out of the dense half and of Find Similar (unless the selection is
+# one), still found lexically.
+BOILERPLATE_KINDS = BOILERPLATE_CHUNK_KINDS
 # A term in more than this share of chunks ranks nothing and makes bm25 score every chunk.
 COMMON_TERM_SHARE = 0.2
 COMMON_TERM_MIN_CHUNKS = 500  # in a small index every term is cheap, and dropping one hurts
