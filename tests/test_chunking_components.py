@@ -179,6 +179,50 @@ def test_astro_frontmatter_and_scripts_are_typescript() -> None:
     assert script_spans(text.encode(), "astro") == []
 
 
+# A page with scripts, as a demo or a template holds them: an external one, one of data, an
+# inline one with a Jinja expression in it, and a module at the end of the body.
+PAGE = src(
+    """
+    <!DOCTYPE html>
+    <html>
+    <head>
+      <title>Upload</title>
+      <script src="app.js"></script>
+      <script type="application/ld+json">{"@type": "WebPage", "name": "function fake() {}"}</script>
+      <script>
+        // Send the chosen file to the server, retrying on a network error.
+        function uploadWithRetry(file, attempts) {
+          return fetch('{{ upload_url }}', { method: 'POST', body: file })
+            .catch((e) => attempts > 0 ? uploadWithRetry(file, attempts - 1) : Promise.reject(e));
+        }
+      </script>
+    </head>
+    <body>
+      <form><input type="file"></form>
+      <script type="module">
+        class Preview { show(file) { return file.name; } }
+      </script>
+    </body>
+    </html>
+    """
+)
+
+
+def test_an_html_pages_inline_scripts_are_parsed() -> None:
+    result = chunk_source("templates/upload.html", PAGE, "html")
+    check_invariants(PAGE, result, DEFAULT_MAX_CHARS)
+    assert symbols_of(result) == {
+        ("uploadWithRetry", "function", None),
+        ("Preview", "class", None),
+        ("show", "method", "Preview"),
+    }
+    function = next(chunk for chunk in result.chunks if chunk.symbol == "uploadWithRetry")
+    assert function.text.startswith("    // Send the chosen file to the server")
+    # The markup around is windowed where it stands, and is no boilerplate.
+    assert "<title>Upload</title>" in result.chunks[0].text
+    assert all(chunk.kind not in ("imports", "preamble") for chunk in result.chunks)
+
+
 def test_a_component_without_an_inline_script_is_windowed() -> None:
     text = '<script src="./app.js"></script>\n<template>\n  <div>hello</div>\n</template>\n'
     result = chunk_source("App.vue", text, "vue")

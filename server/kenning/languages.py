@@ -60,6 +60,9 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("vue", (".vue",), (), "tree-sitter"),
     _lang("svelte", (".svelte",), (), "tree-sitter"),
     _lang("astro", (".astro",), (), "tree-sitter"),
+    # Pages: their inline `<script>`s are parsed as JavaScript, the rest windowed
+    # (chunking/components.py). Templates too: `{{ … }}` in a script is a local parse error.
+    _lang("html", (".html", ".htm", ".xhtml", ".jinja", ".jinja2", ".j2"), (), "tree-sitter"),
     # Jupyter notebooks: their cells are read where they stand in the JSON, code cells with
     # their kernel's grammar (chunking/notebooks.py).
     _lang("jupyter", (".ipynb",), (), "tree-sitter"),
@@ -77,7 +80,6 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("yaml", (".yaml", ".yml")),
     _lang("json", (".json", ".jsonc", ".json5", ".jsonl", ".ndjson")),
     _lang("xml", (".xml", ".xsd", ".xsl", ".xslt", ".svg", ".plist", ".csproj")),
-    _lang("html", (".html", ".htm", ".xhtml", ".jinja", ".jinja2", ".j2")),
     _lang("css", (".css",)),
     _lang("scss", (".scss", ".sass")),
     _lang("less", (".less",)),

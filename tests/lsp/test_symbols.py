@@ -128,8 +128,8 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
 async def test_workspace_symbol_finds_definitions_in_components_and_flow_files(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    """The scripts of Vue, Svelte and Astro components, and Flow-typed JavaScript, which the
-    JavaScript grammar cannot read, at the lines the editor shows."""
+    """The scripts of Vue, Svelte and Astro components and of an HTML page, and Flow-typed
+    JavaScript, which the JavaScript grammar cannot read, at the lines the editor shows."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -146,6 +146,11 @@ async def test_workspace_symbol_finds_definitions_in_components_and_flow_files(
                 "---\nconst pagefindTranslations = { placeholder: 'Search' };\n---\n\n<site-search />\n"
                 "<script>\n  class SiteSearch extends HTMLElement {\n    openModal() {}\n  }\n</script>\n"
             ),
+            "upload.html": (
+                "<html>\n<body>\n  <form></form>\n  <script>\n"
+                "    function uploadWithRetry(file) {\n      return fetch('/upload', { body: file });\n"
+                "    }\n  </script>\n</body>\n</html>\n"
+            ),
             "Alert.js": (
                 "/**\n * @flow strict-local\n */\n\n"
                 "export type Buttons = Array<{\n  text?: string,\n  ...\n}>;\n\n"
@@ -160,6 +165,7 @@ async def test_workspace_symbol_finds_definitions_in_components_and_flow_files(
         ("dismissAll", T.SymbolKind.Function, None, "Toaster.svelte", 1),
         ("pagefindTranslations", T.SymbolKind.Constant, None, "Search.astro", 1),
         ("openModal", T.SymbolKind.Method, "SiteSearch", "Search.astro", 7),
+        ("uploadWithRetry", T.SymbolKind.Function, None, "upload.html", 4),
         ("alert", T.SymbolKind.Method, "Alert", "Alert.js", 10),
         ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
     ):

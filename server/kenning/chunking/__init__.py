@@ -4,8 +4,8 @@
 
 * code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, c, cpp)
   → definition-level chunks and symbols (``kenning.chunking.code``);
-* ``vue``, ``svelte`` and ``astro`` components → the same for their scripts, the markup between and around
-  them in windows (``kenning.chunking.components``);
+* ``vue``, ``svelte`` and ``astro`` components and ``html`` pages → the same for their scripts, the
+  markup between and around them in windows (``kenning.chunking.components``);
 * ``jupyter`` notebooks → the same for a view of their cells at the file's own lines, outputs
   and metadata left out (``kenning.chunking.notebooks``);
 * ``markdown`` → heading-aware sections (``kenning.chunking.markdown``);
@@ -141,7 +141,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 51: Astro components, their frontmatter and scripts read as TypeScript
 # 52: Jupyter notebooks: their cells read where they stand in the JSON (code with the kernel's
 #     grammar, Markdown as comments beside it, never boilerplate), outputs and metadata left out
-CHUNKER_VERSION = 52
+# 53: HTML pages: their inline scripts parsed as JavaScript, as a component's are
+CHUNKER_VERSION = 53
 
 log = logging.getLogger(__name__)
 

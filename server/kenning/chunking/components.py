@@ -1,8 +1,9 @@
 """The scripts of a single-file component (Vue's ``.vue``, Svelte's ``.svelte``, Astro's
-``.astro``), for the parser.
+``.astro``) and of an HTML page, for the parser.
 
 A component keeps its code in ``<script>`` blocks beside its markup and styles (and an Astro
-component in its ``---`` fenced frontmatter too). The code is read
+component in its ``---`` fenced frontmatter too); so does a page, in its inline scripts. The
+code is read
 with the TypeScript or JavaScript grammar from a copy of the file in which every byte outside
 those blocks is blanked (line breaks kept), so that offsets, lines and columns are the file's
 own, chunk texts still come from the file as written, and the markup and styles between
@@ -15,8 +16,9 @@ import re
 
 from kenning.chunking.macros import blank_range
 
-# The languages (``kenning.languages`` names) whose files are components.
-COMPONENT_LANGUAGES = frozenset({"vue", "svelte", "astro"})
+# The languages (``kenning.languages`` names) whose files are components, or pages with
+# scripts in them: they are read the same way.
+COMPONENT_LANGUAGES = frozenset({"vue", "svelte", "astro", "html"})
 
 # An opening script tag; its attributes are group 1. They stop at a `<` too, so a file of
 # `<script` with no `>` is scanned once, not once from each. The closing tag is searched for
