@@ -100,6 +100,28 @@ def test_a_store_chunked_by_another_version_rechunks_unchanged_files(tmp_path: P
         assert scan(eng).files_changed == 0
 
 
+def test_a_rechunk_whose_last_batch_ends_the_files_records_its_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop asked for once every file is written does not leave the store marked as chunked
+    by the old version (which would rechunk everything at the next start)."""
+    from kenning.chunking import CHUNKER_VERSION
+    from kenning.indexer import CHUNKER_VERSION_KEY, scan, scanner
+
+    for rel, text in FILES.items():
+        (tmp_path / rel).write_text(text)
+    monkeypatch.setattr(scanner, "SCAN_BATCH_FILES", 1)  # one batch a file: the last one is full
+    with Engine(tmp_path, Config()).open() as eng:
+        assert eng.db is not None
+        scan(eng)
+        with eng.db.transaction() as conn:
+            eng.db.set_meta(conn, CHUNKER_VERSION_KEY, str(CHUNKER_VERSION - 1))
+        checks = iter(range(len(FILES) + 1))
+        stop_after_the_files = lambda: next(checks) >= len(FILES)  # noqa: E731
+        assert scan(eng, should_stop=stop_after_the_files).files_changed == len(FILES)
+        assert eng.db.get_meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION)
+
+
 def test_a_rechunk_rewrites_lexical_words_the_model_input_did_not_change(tmp_path: Path) -> None:
     """A new chunker version may split names into other words (the FTS ``idents`` column)
     without changing a chunk's model input. The chunk keeps its id and vector, and its words

@@ -137,8 +137,8 @@ def _scan(
 
     done = len(stat_skips)
     reads = _read_ahead(entries, known, rechunk, engine.config.max_file_size)
-    finished = not entries
-    while not finished:
+    written_entries = 0
+    while written_entries < len(entries):
         if should_stop is not None and should_stop():
             break
         batch_started = time.monotonic()
@@ -147,14 +147,13 @@ def _scan(
             for read in reads:
                 done += 1
                 in_batch += 1
+                written_entries += 1
                 written = _writes(report)
                 _write_file(engine, conn, read, known, removed_ids, added_ids, report)
                 if _writes(report) != written:
                     changed.append(read.path)
                 if in_batch == SCAN_BATCH_FILES or time.monotonic() - batch_started > SCAN_BATCH_SECONDS:
                     break
-            else:
-                finished = True
         if changed:
             engine.bump_generation(changed)
             changed = []
@@ -166,7 +165,7 @@ def _scan(
         if report.chunks_reused:
             with db.transaction() as conn:
                 db.add_to_meta(conn, {ORIGIN_STORE: report.chunks_reused})
-    if rechunk and paths is None and finished:
+    if rechunk and paths is None and written_entries == len(entries):
         with db.transaction() as conn:
             db.set_meta(conn, CHUNKER_VERSION_KEY, str(CHUNKER_VERSION))
     if _writes(report) or report.files_deleted:
