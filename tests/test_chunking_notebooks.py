@@ -152,3 +152,13 @@ def test_kenning_finds_a_notebooks_cell_by_its_description(tmp_path: Path) -> No
     found = kenning("search", "fit a straight line with the errors as weights", "--root", str(root))
     assert f"{where}-" in found.split("\n")[0] and "fit_line" in found.split("\n")[0], found
     assert "iVBORw0KGgo" not in kenning("search", "iVBORw0KGgo", "--root", str(root))
+
+
+def test_a_source_line_of_a_long_run_of_spaces_is_read_in_linear_time() -> None:
+    # After a `"source": [` line, each line is matched as a JSON string and a comma; with two
+    # runs of spaces in the pattern, 8,000 spaces before a stray character took 0.33 s, growing
+    # with the square (hours for a line at the 2 MiB cap).
+    cells = '{"cells": [{"cell_type": "code", "source": ["y"]}],\n'
+    text = cells + ' "source": [\n  "x"' + " " * 400_000 + "]\n}\n"
+    assert json.loads(text)["source"] == ["x"]  # valid JSON: the line is matched
+    assert notebook_view(text) is None
