@@ -43,6 +43,7 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("go", (".go",), (), "tree-sitter"),
     _lang("rust", (".rs",), (), "tree-sitter"),
     _lang("java", (".java",), (), "tree-sitter"),
+    _lang("csharp", (".cs", ".csx"), (), "tree-sitter"),
     # ".h" is C by convention (as GitHub linguist defaults it); the chunker retries a C header
     # that does not parse cleanly with the C++ grammar.
     _lang("c", (".c", ".h"), (), "tree-sitter"),
@@ -97,7 +98,6 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("kotlin", (".kt", ".kts")),
     _lang("scala", (".scala", ".sc")),
     _lang("swift", (".swift",)),
-    _lang("csharp", (".cs", ".csx")),
     _lang("fsharp", (".fs", ".fsi", ".fsx")),
     _lang("objective-c", (".m", ".mm")),
     _lang("php", (".php", ".phtml")),

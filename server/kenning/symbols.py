@@ -116,7 +116,7 @@ _KIND_TIE: Final[dict[str, int]] = {
     **dict.fromkeys(TYPE_KINDS | {"module", "namespace"}, 0),
     **dict.fromkeys(CALLABLE_KINDS | {"macro"}, 1),
     **dict.fromkeys(("constant", "variable"), 2),
-    **dict.fromkeys(("field", "property", "enum_member"), 3),
+    **dict.fromkeys(("field", "property", "event", "enum_member"), 3),
 }
 _UNKNOWN_KIND_TIE: Final = max(_KIND_TIE.values()) + 1
 

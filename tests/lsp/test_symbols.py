@@ -125,11 +125,12 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
         await assert_first_symbol(client, query, kind, container, path, line)
 
 
-async def test_workspace_symbol_finds_definitions_in_components_and_flow_files(
+async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_csharp(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    """The scripts of Vue, Svelte and Astro components and of an HTML page, and Flow-typed
-    JavaScript, which the JavaScript grammar cannot read, at the lines the editor shows."""
+    """The scripts of Vue, Svelte and Astro components and of an HTML page, Flow-typed
+    JavaScript, which the JavaScript grammar cannot read, and C# with a directive inside a
+    statement, at the lines the editor shows."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -151,6 +152,12 @@ async def test_workspace_symbol_finds_definitions_in_components_and_flow_files(
                 "    function uploadWithRetry(file) {\n      return fetch('/upload', { body: file });\n"
                 "    }\n  </script>\n</body>\n</html>\n"
             ),
+            "Finalizer.cs": (
+                "namespace Python.Runtime\n{\n    public sealed class Finalizer\n    {\n"
+                "        public void ThrottledCollect()\n        {\n#if FINALIZER_CHECK\n"
+                "            lock (_queueLock)\n#endif\n            {\n                Collect();\n"
+                "            }\n        }\n    }\n}\n"
+            ),
             "Alert.js": (
                 "/**\n * @flow strict-local\n */\n\n"
                 "export type Buttons = Array<{\n  text?: string,\n  ...\n}>;\n\n"
@@ -166,6 +173,7 @@ async def test_workspace_symbol_finds_definitions_in_components_and_flow_files(
         ("pagefindTranslations", T.SymbolKind.Constant, None, "Search.astro", 1),
         ("openModal", T.SymbolKind.Method, "SiteSearch", "Search.astro", 7),
         ("uploadWithRetry", T.SymbolKind.Function, None, "upload.html", 4),
+        ("ThrottledCollect", T.SymbolKind.Method, "Finalizer", "Finalizer.cs", 4),
         ("alert", T.SymbolKind.Method, "Alert", "Alert.js", 10),
         ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
     ):

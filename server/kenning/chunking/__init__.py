@@ -2,7 +2,7 @@
 
 ``chunk_source`` is the only entry point. It picks the chunker from the language name:
 
-* code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, c, cpp)
+* code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, csharp, c, cpp)
   → definition-level chunks and symbols (``kenning.chunking.code``);
 * ``vue``, ``svelte`` and ``astro`` components and ``html`` pages → the same for their scripts, the
   markup between and around them in windows (``kenning.chunking.components``);
@@ -142,7 +142,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 52: Jupyter notebooks: their cells read where they stand in the JSON (code with the kernel's
 #     grammar, Markdown as comments beside it, never boilerplate), outputs and metadata left out
 # 53: HTML pages: their inline scripts parsed as JavaScript, as a component's are
-CHUNKER_VERSION = 53
+# 54: C# parsed (tree-sitter-c-sharp), its `#if` branches after the first blanked
+CHUNKER_VERSION = 54
 
 log = logging.getLogger(__name__)
 

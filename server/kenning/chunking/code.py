@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 
 from kenning.chunking.components import blank_outside, script_lines
+from kenning.chunking.directives import blank_inactive_branches
 from kenning.chunking.grammars import (
     DECLARING_KINDS,
     TYPE_KINDS,
@@ -219,6 +220,9 @@ class CodeChunker:
             # The parser reads (and names and signatures come from) the source with the macros
             # it cannot read blanked; offsets are unchanged, chunk texts come from `text`.
             self.src = blank_macros(self.src)
+        elif grammar.name == "csharp":
+            # The parser reads each `#if`'s first branch, the directives blanked (directives.py).
+            self.src = blank_inactive_branches(self.src)
         tree = parser_for(grammar).parse(self.src)
         if grammar.name == "rust":
             # Items inside `cfg_rt! { … }` are read where they stand (rust_macros.py).

@@ -72,6 +72,19 @@ def names_in_children(field_name: str, inner: str) -> NameFn:
 _BY_NAME = names_in("name")
 
 
+def csharp_declarator_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The names a C# field or event field declares (``int a = 1, b;`` → a, b): its
+    ``variable_declaration``'s declarators, which no field name leads to."""
+    found: list[Name] = []
+    for declaration in node.named_children:
+        if declaration.type == "variable_declaration":
+            for declarator in declaration.named_children:
+                name = declarator.child_by_field_name("name")
+                if declarator.type == "variable_declarator" and name is not None:
+                    found.append((name, ()))
+    return found
+
+
 def _itself(node: ts.Node, src: bytes) -> Sequence[Name]:
     """The node is its own name: a bare TypeScript enum member (``enum E { A, B }``)."""
     return [(node, ())]
@@ -838,6 +851,55 @@ GRAMMARS: dict[str, Grammar] = {
         ),
         attached=frozenset({"line_comment", "block_comment"}),
         imports=frozenset({"package_declaration", "import_declaration"}),
+    ),
+    "csharp": Grammar(
+        name="csharp",
+        module="tree_sitter_c_sharp",
+        loader="language",
+        definitions="""
+            (class_declaration) @class
+            (record_declaration) @class
+            (struct_declaration) @struct
+            (interface_declaration) @interface
+            (enum_declaration) @enum
+            (namespace_declaration) @namespace
+            (file_scoped_namespace_declaration) @file_namespace
+            (method_declaration) @method
+            (constructor_declaration) @constructor
+            (property_declaration) @property
+            (event_declaration) @event
+            (event_field_declaration) @event_field
+            (delegate_declaration) @delegate
+            (field_declaration (modifier) @_const (#eq? @_const "const")) @constant
+            (field_declaration) @field
+            (enum_member_declaration_list (enum_member_declaration) @enum_member)
+            (record_declaration (parameter_list (parameter) @record_component))
+        """,
+        rules={
+            "class": _CLASS,
+            "struct": Rule("struct", chunk=True, container=True, scope=True),
+            "interface": Rule("interface", chunk=True, container=True, scope=True),
+            "enum": Rule("enum", chunk=True, container=True, scope=True),
+            # A namespace holds a file's types, as Java's package does: not a scope, so a member
+            # is `BlobStore.Save` whether the file writes `namespace Acme { … }` or the
+            # file-scoped `namespace Acme;` (whose types are not inside it in the tree).
+            "namespace": Rule("namespace", chunk=True, container=True),
+            "file_namespace": Rule("namespace"),
+            "method": Rule("method", chunk=True, scope=True),
+            "constructor": Rule("constructor", chunk=True, scope=True),
+            # Properties with accessor bodies span lines: a chunk of their own, as a method's.
+            "property": Rule("property", chunk=True, scope=True),
+            "event": Rule("event", chunk=True, scope=True),
+            "event_field": Rule("event", names=csharp_declarator_names),
+            "delegate": Rule("type", chunk=True),
+            "constant": Rule("constant", names=csharp_declarator_names),
+            "field": Rule("field", names=csharp_declarator_names),
+            "enum_member": _ENUM_MEMBER,
+            "record_component": Rule("property"),  # record Point(int X, int Y): X and Y are properties
+        },
+        blocks=("compilation_unit", "declaration_list", "block", "switch_section"),
+        attached=frozenset({"comment"}),
+        imports=frozenset({"using_directive", "extern_alias_directive", "file_scoped_namespace_declaration"}),
     ),
     "c": Grammar(
         name="c",

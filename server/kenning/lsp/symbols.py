@@ -39,6 +39,7 @@ SYMBOL_KINDS: dict[str, T.SymbolKind] = {
     "variable": T.SymbolKind.Variable,
     "field": T.SymbolKind.Field,
     "property": T.SymbolKind.Property,
+    "event": T.SymbolKind.Event,
     "enum_member": T.SymbolKind.EnumMember,
     "macro": T.SymbolKind.Function,
 }
