@@ -3,6 +3,7 @@ keep, and views of a result (symbols, spans, the chunk at a line)."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 from kenning.chunking import DEFAULT_MAX_CHARS, Chunk, ChunkedFile, Symbol, chunk_source
@@ -79,3 +80,12 @@ def chunk_at(result: ChunkedFile, line: int) -> Chunk:
 
 def spans(result: ChunkedFile) -> list[tuple[int, int, str, str | None]]:
     return [(c.start_line, c.end_line, c.kind, c.symbol) for c in result.chunks]
+
+
+def notebook_with_an_image(source: list[str]) -> str:
+    """A Python notebook of one code cell, as Jupyter writes it, with an image output: one
+    base64 line far past the "generated" limit, which must neither skip it nor be indexed."""
+    image = {"data": {"image/png": "iVBORw0KGgo" + "A" * 60_000}, "output_type": "display_data"}
+    code = {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [image], "source": source}
+    document = {"cells": [code], "metadata": {"kernelspec": {"language": "python"}}, "nbformat": 4}
+    return json.dumps(document, indent=1, sort_keys=True) + "\n"

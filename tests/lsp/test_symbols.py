@@ -4,12 +4,13 @@ fuzzy and nested names, and an answer even to malformed params."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 from bench.lspclient import RawServer
 from lsprotocol import types as T
 from pytest_lsp import LanguageClient
+
+from tests.chunking_helpers import notebook_with_an_image
 
 from .conftest import REQUEST_TIMEOUT, start_session, wait_ready
 
@@ -185,15 +186,7 @@ async def test_workspace_symbol_finds_the_functions_of_a_notebook_with_outputs(
 ) -> None:
     """A notebook's cells at the lines of its JSON; its image output (one line past the
     "generated" limit) neither skips it nor is indexed."""
-    code = {
-        "cell_type": "code",
-        "execution_count": 1,
-        "metadata": {},
-        "outputs": [{"data": {"image/png": "iVBORw0KGgo" + "A" * 60_000}, "output_type": "display_data"}],
-        "source": ["def fit_line(x, y):\n", "    return np.polyfit(x, y, 1)"],
-    }
-    document = {"cells": [code], "metadata": {"kernelspec": {"language": "python"}}, "nbformat": 4}
-    text = json.dumps(document, indent=1, sort_keys=True) + "\n"
+    text = notebook_with_an_image(["def fit_line(x, y):\n", "    return np.polyfit(x, y, 1)"])
     await open_workspace_of(client, tmp_path, {"analysis.ipynb": text})
     line = next(n for n, row in enumerate(text.split("\n")) if "def fit_line" in row)
     await assert_first_symbol(client, "fit_line", T.SymbolKind.Function, None, "analysis.ipynb", line)

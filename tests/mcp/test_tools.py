@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from tests.chunking_helpers import notebook_with_an_image
 from tests.mcp.conftest import mcp_session, write_many
 
 TOOLS = {"search_code", "find_symbol", "find_similar", "index_status", "read_span"}
@@ -228,14 +228,7 @@ async def test_an_agent_finds_and_reads_a_notebooks_function(tmp_path: Path) -> 
     readable: find_symbol gives the line of its JSON, read_span shows it there."""
     ws = tmp_path / "nb"
     ws.mkdir()
-    code = {
-        "cell_type": "code",
-        "execution_count": 1,
-        "metadata": {},
-        "outputs": [{"data": {"image/png": "iVBORw0KGgo" + "A" * 60_000}, "output_type": "display_data"}],
-        "source": ["def fit_line(x, y):\n", "    return np.polyfit(x, y, 1)"],
-    }
-    text = json.dumps({"cells": [code], "metadata": {}, "nbformat": 4}, indent=1, sort_keys=True) + "\n"
+    text = notebook_with_an_image(["def fit_line(x, y):\n", "    return np.polyfit(x, y, 1)"])
     (ws / "analysis.ipynb").write_text(text)
     line = next(n for n, row in enumerate(text.split("\n"), 1) if "def fit_line" in row)
     async with mcp_session(ws) as s:
