@@ -117,3 +117,22 @@ def test_conditional_branches_after_the_first_are_blanked_offsets_kept() -> None
     ]
     # Unbalanced directives, as a hostile file writes them, end nothing they did not open.
     assert blank_inactive_branches(b"#endif\n#else\nx\n") == b"      \n     \nx\n"
+
+
+def test_usings_under_file_directives_are_boilerplate() -> None:
+    text = src(
+        """
+        #pragma warning disable IDE1006
+        #nullable enable
+        using System;
+        using System.IO;
+
+        namespace Acme;
+
+        public static class Paths
+        {
+            public static string Home() => Environment.GetEnvironmentVariable("HOME");
+        }
+        """
+    )
+    assert spans(chunked(text, "csharp"))[0] == (1, 6, "imports", None)

@@ -142,7 +142,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 52: Jupyter notebooks: their cells read where they stand in the JSON (code with the kernel's
 #     grammar, Markdown as comments beside it, never boilerplate), outputs and metadata left out
 # 53: HTML pages: their inline scripts parsed as JavaScript, as a component's are
-# 54: C# parsed (tree-sitter-c-sharp), its `#if` branches after the first blanked
+# 54: C# parsed (tree-sitter-c-sharp), its `#if` branches after the first blanked, its usings
+#     under `#pragma`/`#nullable` lines boilerplate
 CHUNKER_VERSION = 54
 
 log = logging.getLogger(__name__)
