@@ -44,6 +44,7 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("rust", (".rs",), (), "tree-sitter"),
     _lang("java", (".java",), (), "tree-sitter"),
     _lang("csharp", (".cs", ".csx"), (), "tree-sitter"),
+    _lang("php", (".php", ".phtml"), (), "tree-sitter"),
     # ".h" is C by convention (as GitHub linguist defaults it); the chunker retries a C header
     # that does not parse cleanly with the C++ grammar.
     _lang("c", (".c", ".h"), (), "tree-sitter"),
@@ -100,7 +101,6 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("swift", (".swift",)),
     _lang("fsharp", (".fs", ".fsi", ".fsx")),
     _lang("objective-c", (".m", ".mm")),
-    _lang("php", (".php", ".phtml")),
     _lang("perl", (".pl", ".pm", ".t")),
     _lang("lua", (".lua",)),
     _lang("r", (".r", ".R", ".Rmd")),

@@ -126,12 +126,12 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
         await assert_first_symbol(client, query, kind, container, path, line)
 
 
-async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_csharp(
+async def test_workspace_symbol_finds_definitions_in_components_pages_flow_csharp_and_php(
     client: LanguageClient, tmp_path: Path
 ) -> None:
     """The scripts of Vue, Svelte and Astro components and of an HTML page, Flow-typed
-    JavaScript, which the JavaScript grammar cannot read, and C# with a directive inside a
-    statement, at the lines the editor shows."""
+    JavaScript, which the JavaScript grammar cannot read, C# with a directive inside a
+    statement, and PHP, at the lines the editor shows."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -159,6 +159,11 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_c
                 "            lock (_queueLock)\n#endif\n            {\n                Collect();\n"
                 "            }\n        }\n    }\n}\n"
             ),
+            "StreamHandler.php": (
+                "<?php\n\nnamespace Monolog\\Handler;\n\nclass StreamHandler\n{\n"
+                "    protected function write(array $record): void\n    {\n"
+                "        fwrite($this->stream, $record['formatted']);\n    }\n}\n"
+            ),
             "Alert.js": (
                 "/**\n * @flow strict-local\n */\n\n"
                 "export type Buttons = Array<{\n  text?: string,\n  ...\n}>;\n\n"
@@ -175,6 +180,7 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_c
         ("openModal", T.SymbolKind.Method, "SiteSearch", "Search.astro", 7),
         ("uploadWithRetry", T.SymbolKind.Function, None, "upload.html", 4),
         ("ThrottledCollect", T.SymbolKind.Method, "Finalizer", "Finalizer.cs", 4),
+        ("write", T.SymbolKind.Method, "StreamHandler", "StreamHandler.php", 6),
         ("alert", T.SymbolKind.Method, "Alert", "Alert.js", 10),
         ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
     ):

@@ -2,7 +2,8 @@
 
 ``chunk_source`` is the only entry point. It picks the chunker from the language name:
 
-* code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, csharp, c, cpp)
+* code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, csharp, php, c,
+  cpp)
   → definition-level chunks and symbols (``kenning.chunking.code``);
 * ``vue``, ``svelte`` and ``astro`` components and ``html`` pages → the same for their scripts, the
   markup between and around them in windows (``kenning.chunking.components``);
@@ -144,7 +145,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 53: HTML pages: their inline scripts parsed as JavaScript, as a component's are
 # 54: C# parsed (tree-sitter-c-sharp), its `#if` branches after the first blanked, its usings
 #     under `#pragma`/`#nullable` lines boilerplate
-CHUNKER_VERSION = 54
+# 55: PHP parsed (tree-sitter-php), the HTML around its tags windowed where it stands
+CHUNKER_VERSION = 55
 
 log = logging.getLogger(__name__)
 

@@ -72,6 +72,22 @@ def names_in_children(field_name: str, inner: str) -> NameFn:
 _BY_NAME = names_in("name")
 
 
+def php_element_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The names a PHP property or constant declaration declares (``private $a = 1, $b;``,
+    ``const A = 1, B = 2;``): each element's, as written (a property's with its ``$``)."""
+    found: list[Name] = []
+    for element in node.named_children:
+        if element.type == "property_element":
+            name = element.child_by_field_name("name")
+        elif element.type == "const_element":
+            name = next((c for c in element.named_children if c.type == "name"), None)
+        else:
+            continue
+        if name is not None:
+            found.append((name, ()))
+    return found
+
+
 def csharp_declarator_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     """The names a C# field or event field declares (``int a = 1, b;`` → a, b): its
     ``variable_declaration``'s declarators, which no field name leads to."""
@@ -900,6 +916,45 @@ GRAMMARS: dict[str, Grammar] = {
         blocks=("compilation_unit", "declaration_list", "block", "switch_section"),
         attached=frozenset({"comment"}),
         imports=frozenset({"using_directive", "extern_alias_directive", "file_scoped_namespace_declaration"}),
+    ),
+    "php": Grammar(
+        name="php",
+        module="tree_sitter_php",
+        loader="language_php",  # PHP with the HTML around `<?php … ?>` (not `language_php_only`)
+        definitions="""
+            (class_declaration) @class
+            (interface_declaration) @interface
+            (trait_declaration) @trait
+            (enum_declaration) @enum
+            (namespace_definition) @namespace
+            (method_declaration name: (name) @_name (#eq? @_name "__construct")) @constructor
+            (method_declaration) @method
+            (function_definition) @function
+            (property_declaration) @property
+            (const_declaration) @constant
+            (enum_case) @enum_member
+        """,
+        rules={
+            "class": _CLASS,
+            "interface": Rule("interface", chunk=True, container=True, scope=True),
+            "trait": Rule("trait", chunk=True, container=True, scope=True),
+            "enum": Rule("enum", chunk=True, container=True, scope=True),
+            # A namespace holds a file's types, as Java's package does: not a scope, whether
+            # written `namespace App\Http;` or with braces.
+            "namespace": Rule("namespace", chunk=True, container=True),
+            "constructor": Rule("constructor", chunk=True, scope=True),
+            "method": Rule("method", chunk=True, scope=True),
+            "function": _FUNC,
+            "property": Rule("property", names=php_element_names),
+            "constant": Rule("constant", names=php_element_names),
+            "enum_member": _ENUM_MEMBER,
+        },
+        blocks=("program", "declaration_list", "compound_statement", "enum_declaration_list", "switch_block"),
+        attached=frozenset({"comment"}),
+        # `<?php`, `declare(strict_types=1);`, `namespace …;` and the `use` lines above a class.
+        imports=frozenset(
+            {"php_tag", "declare_statement", "namespace_definition", "namespace_use_declaration"}
+        ),
     ),
     "c": Grammar(
         name="c",
