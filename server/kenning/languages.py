@@ -45,6 +45,7 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("java", (".java",), (), "tree-sitter"),
     _lang("csharp", (".cs", ".csx"), (), "tree-sitter"),
     _lang("php", (".php", ".phtml"), (), "tree-sitter"),
+    _lang("ruby", (".rb", ".rake", ".gemspec"), ("Gemfile", "Rakefile", "Guardfile"), "tree-sitter"),
     # ".h" is C by convention (as GitHub linguist defaults it); the chunker retries a C header
     # that does not parse cleanly with the C++ grammar.
     _lang("c", (".c", ".h"), (), "tree-sitter"),
@@ -70,7 +71,6 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("jupyter", (".ipynb",), (), "tree-sitter"),
     _lang("markdown", (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx"), (), "markdown"),
     # Text-only: indexed in line windows, but filterable by name.
-    _lang("ruby", (".rb", ".rake", ".gemspec"), ("Gemfile", "Rakefile", "Guardfile")),
     _lang(
         "shell",
         (".sh", ".bash", ".zsh", ".ksh", ".fish"),

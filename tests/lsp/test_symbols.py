@@ -126,12 +126,12 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
         await assert_first_symbol(client, query, kind, container, path, line)
 
 
-async def test_workspace_symbol_finds_definitions_in_components_pages_flow_csharp_and_php(
+async def test_workspace_symbol_finds_definitions_in_components_pages_flow_csharp_php_and_ruby(
     client: LanguageClient, tmp_path: Path
 ) -> None:
     """The scripts of Vue, Svelte and Astro components and of an HTML page, Flow-typed
     JavaScript, which the JavaScript grammar cannot read, C# with a directive inside a
-    statement, and PHP, at the lines the editor shows."""
+    statement, PHP and Ruby, at the lines the editor shows."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -164,6 +164,11 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_cshar
                 "    protected function write(array $record): void\n    {\n"
                 "        fwrite($this->stream, $record['formatted']);\n    }\n}\n"
             ),
+            "lint.rb": (
+                "require 'forwardable'\n\nmodule Rack\n  # Validates your application.\n"
+                "  class Lint\n    def check_headers(headers)\n      headers.each { |k, v| k }\n"
+                "    end\n  end\nend\n"
+            ),
             "Alert.js": (
                 "/**\n * @flow strict-local\n */\n\n"
                 "export type Buttons = Array<{\n  text?: string,\n  ...\n}>;\n\n"
@@ -181,6 +186,7 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_cshar
         ("uploadWithRetry", T.SymbolKind.Function, None, "upload.html", 4),
         ("ThrottledCollect", T.SymbolKind.Method, "Finalizer", "Finalizer.cs", 4),
         ("write", T.SymbolKind.Method, "StreamHandler", "StreamHandler.php", 6),
+        ("check_headers", T.SymbolKind.Method, "Rack.Lint", "lint.rb", 5),
         ("alert", T.SymbolKind.Method, "Alert", "Alert.js", 10),
         ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
     ):

@@ -278,6 +278,11 @@ class CodeChunker:
         start = span.start_point.row + 1
         attached = self.grammar.attached
         prev = span.prev_named_sibling
+        parent = span.parent
+        first_in_body = parent is not None and parent.start_byte == span.start_byte
+        if prev is None and self.grammar.comments_outside_body and first_in_body:
+            assert parent is not None
+            prev = parent.prev_named_sibling
         while prev is not None and self._starts_line(prev):
             if prev.type in attached and _end_line(prev) >= start - 1:
                 start = min(start, prev.start_point.row + 1)
@@ -505,6 +510,15 @@ class CodeChunker:
         start = start_node.start_byte
         if body is not None and body.start_byte > start:
             end = body.start_byte
+            if self.grammar.comments_outside_body:
+                end = next(
+                    (
+                        c.start_byte
+                        for c in node.children
+                        if c.type in self.grammar.attached and start < c.start_byte < end
+                    ),
+                    end,
+                )
         else:
             newline = src.find(b"\n", start)
             end = len(src) if newline < 0 else newline
@@ -799,7 +813,7 @@ class CodeChunker:
         keeps both out of its dense ranking: they say little about what the file does, yet a
         short import block sits close to many descriptive queries."""
         imports = self.grammar.imports
-        if not imports:
+        if not imports and not self.grammar.import_calls:
             return
         top = self.root.named_children
         first_code = next((n.start_point.row + 1 for n in top if not _is_comment(n)), None)
@@ -821,8 +835,10 @@ class CodeChunker:
                 i += 1
                 if _is_comment(node) or node.type in _NEUTRAL:
                     continue
-                if node.type in imports or (
-                    node.type == "export_statement" and node.child_by_field_name("source") is not None
+                if (
+                    node.type in imports
+                    or (node.type == "export_statement" and node.child_by_field_name("source") is not None)
+                    or self._is_import_call(node)
                 ):
                     has_import = True
                     continue
@@ -836,6 +852,19 @@ class CodeChunker:
                 out.kind = "imports"
             elif first_code is None or out.end < first_code:
                 out.kind = "preamble"
+
+    def _is_import_call(self, node: ts.Node) -> bool:
+        """A call that only brings names in: Ruby's ``require "set"`` (a method call to the
+        grammar, named in ``Grammar.import_calls``)."""
+        if node.type != "call" or not self.grammar.import_calls:
+            return False
+        method = node.child_by_field_name("method")
+        receiver = node.child_by_field_name("receiver")
+        return (
+            receiver is None
+            and method is not None
+            and node_text(method, self.src) in self.grammar.import_calls
+        )
 
     def run(self) -> tuple[list[tuple[int, int, str, str | None, str]], list[Symbol]]:
         """``(start, end, kind, symbol, header)`` per chunk, in order, and the symbols."""

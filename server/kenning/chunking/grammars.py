@@ -448,6 +448,13 @@ class Grammar:
     # Top-level statements that only bring names in (imports, includes, package clauses): a
     # window of nothing else is boilerplate (kind "imports"), kept out of the dense ranking.
     imports: frozenset[str] = frozenset()
+    # The comments between a definition's first line and its body's first statement are the
+    # definition's children, outside the body (Ruby's `module Rack` / `# Lint …` / `class
+    # Lint`): glued to that statement all the same, and no part of the definition's signature.
+    comments_outside_body: bool = False
+    # Calls that only bring names in, where the language imports by calling (Ruby's
+    # `require`): a window of nothing else is boilerplate too.
+    import_calls: frozenset[str] = frozenset()
     _cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -955,6 +962,34 @@ GRAMMARS: dict[str, Grammar] = {
         imports=frozenset(
             {"php_tag", "declare_statement", "namespace_definition", "namespace_use_declaration"}
         ),
+    ),
+    "ruby": Grammar(
+        name="ruby",
+        module="tree_sitter_ruby",
+        loader="language",
+        definitions="""
+            (module) @module
+            (class) @class
+            (module body: (body_statement (method) @module_method))
+            (method) @function
+            (singleton_method) @singleton_method
+            (program (assignment left: (constant)) @constant)
+            (body_statement (assignment left: (constant)) @constant)
+        """,
+        rules={
+            "module": Rule("module", chunk=True, container=True, scope=True),
+            "class": _CLASS,
+            # A module is a mixin: its `def`s are methods, as in a class (where `def` becomes
+            # one anyway), and a function only at the top level or in a block.
+            "module_method": Rule("method", chunk=True, scope=True),
+            "function": _FUNC,
+            "singleton_method": Rule("method", chunk=True, scope=True),  # `def self.build`
+            "constant": Rule("constant", names=names_in("left")),
+        },
+        blocks=("program", "body_statement"),
+        attached=frozenset({"comment"}),
+        comments_outside_body=True,
+        import_calls=frozenset({"require", "require_relative", "load", "autoload"}),
     ),
     "c": Grammar(
         name="c",
