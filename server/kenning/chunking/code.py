@@ -963,9 +963,8 @@ _JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 _WINDOW_MEMBERS = 4
 _COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 # Top-level nodes that neither make a window boilerplate nor keep it from being so: Rust's
-# attributes (`#![no_std]`, and the `#[stable(…)]` on each `pub use` of a re-export list).
-# What neither makes a window boilerplate nor keeps it from being so: Rust's attributes, and C#'s
-# file-level directives (`#pragma warning disable …` and `#nullable enable` above the usings).
+# attributes (`#![no_std]`, and the `#[stable(…)]` on each `pub use` of a re-export list), and
+# C#'s file-level directives (`#pragma warning disable …` and `#nullable enable` above the usings).
 _NEUTRAL = frozenset(
     {
         *("inner_attribute_item", "attribute_item", "ERROR"),

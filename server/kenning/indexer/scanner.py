@@ -22,7 +22,7 @@ from kenning.chunking.isolated import ParserLimitError
 from kenning.engine import Engine
 from kenning.indexer.chunks import FileChunks, new_chunks
 from kenning.indexer.reports import ORIGIN_STORE, IndexProgress, Progress, ScanReport
-from kenning.languages import LONG_LINED_LANGUAGES, language_for_path
+from kenning.languages import language_for_path
 from kenning.store.rows import FileRow
 from kenning.types import ShouldStop
 from kenning.workspace import (
@@ -274,14 +274,13 @@ def _read_file(entry: FileEntry, known: dict[str, FileRow], rechunk: bool, max_f
         and row.mtime_ns == entry.mtime_ns
     ):
         return read
-    language = language_for_path(path)
-    read.source = read_source(entry, max_file_size=max_file_size, long_lines=language in LONG_LINED_LANGUAGES)
+    read.source = read_source(entry, max_file_size=max_file_size)
     if isinstance(read.source, SkipReason):
         return read
     unchanged = row is not None and row.skip_reason is None and row.content_hash == read.source.content_hash
     if unchanged and not rechunk:
         return read  # touched, not chunked
-    read.chunks = FileChunks(path, read.source, language)
+    read.chunks = FileChunks(path, read.source, language_for_path(path))
     return read
 
 

@@ -22,7 +22,7 @@ import pathspec
 
 from kenning.engine import Status
 from kenning.folder import FolderIndex
-from kenning.languages import LONG_LINED_LANGUAGES, known_languages, language_for_path
+from kenning.languages import known_languages
 from kenning.mcp.roots import Root, Roots
 from kenning.query import SearchMode, query_text_problem
 from kenning.search import (
@@ -505,10 +505,7 @@ def read_span(
             f"{shown} is not a file kenning indexes (ignored, binary, too big, or missing);"
             " read_span reads indexed source files only"
         )
-    long_lines = language_for_path(rel) in LONG_LINED_LANGUAGES  # read as the indexer read it
-    source = read_source(
-        Path(root.path / rel), max_file_size=folder.engine.config.max_file_size, long_lines=long_lines
-    )
+    source = read_source(Path(root.path / rel), max_file_size=folder.engine.config.max_file_size)
     if isinstance(source, SkipReason):
         raise ToolInputError(f"{shown} cannot be read now ({source}); call search_code again")
     lines = source.text.split("\n")

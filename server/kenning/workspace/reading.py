@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 from kenning.config import DEFAULT_MAX_FILE_SIZE
+from kenning.languages import LONG_LINED_LANGUAGES, language_for_path
 from kenning.workspace.entries import FileEntry, SkipReason, SourceText
 
 # Content rules (zoekt-style, see docs/reliability): a NUL byte this early means binary; lines
@@ -191,12 +192,12 @@ def _read_once(
 
 
 def read_source(
-    entry_or_path: FileEntry | Path, *, max_file_size: int = DEFAULT_MAX_FILE_SIZE, long_lines: bool = False
+    entry_or_path: FileEntry | Path, *, max_file_size: int = DEFAULT_MAX_FILE_SIZE
 ) -> SourceText | SkipReason:
     """Read and decode one file, or say why it is left out. Never raises for file problems.
 
-    ``long_lines``: a file of very long lines is read, not skipped as generated (a notebook's
-    long lines are its outputs, which its chunker leaves out).
+    A file of very long lines is skipped as generated, unless its language keeps on them only
+    what its chunker leaves out (``LONG_LINED_LANGUAGES``: a notebook's outputs).
 
     An entry from :func:`discover` is opened beneath its root without following links (a plain
     path, given by a caller that vetted it, is opened as it is). The hash is of exactly the bytes
@@ -225,7 +226,7 @@ def read_source(
     text, encoding, replaced = decoded
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if not long_lines and _looks_generated(text):
+    if _looks_generated(text) and language_for_path(path.name) not in LONG_LINED_LANGUAGES:
         return SkipReason.GENERATED
     return SourceText(
         text=text,
