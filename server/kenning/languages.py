@@ -46,6 +46,8 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("csharp", (".cs", ".csx"), (), "tree-sitter"),
     _lang("php", (".php", ".phtml"), (), "tree-sitter"),
     _lang("ruby", (".rb", ".rake", ".gemspec"), ("Gemfile", "Rakefile", "Guardfile"), "tree-sitter"),
+    _lang("kotlin", (".kt", ".kts"), (), "tree-sitter"),
+    _lang("swift", (".swift",), (), "tree-sitter"),
     # ".h" is C by convention (as GitHub linguist defaults it); the chunker retries a C header
     # that does not parse cleanly with the C++ grammar.
     _lang("c", (".c", ".h"), (), "tree-sitter"),
@@ -96,9 +98,7 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("makefile", (".mk", ".mak"), ("Makefile", "GNUmakefile", "makefile")),
     _lang("cmake", (".cmake",), ("CMakeLists.txt",)),
     _lang("terraform", (".tf", ".tfvars", ".hcl")),
-    _lang("kotlin", (".kt", ".kts")),
     _lang("scala", (".scala", ".sc")),
-    _lang("swift", (".swift",)),
     _lang("fsharp", (".fs", ".fsi", ".fsx")),
     _lang("objective-c", (".m", ".mm")),
     _lang("perl", (".pl", ".pm", ".t")),

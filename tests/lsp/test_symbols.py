@@ -126,12 +126,13 @@ async def test_workspace_symbol_finds_definitions_without_a_def_keyword(
         await assert_first_symbol(client, query, kind, container, path, line)
 
 
-async def test_workspace_symbol_finds_definitions_in_components_pages_flow_csharp_php_and_ruby(
+async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_more_languages(
     client: LanguageClient, tmp_path: Path
 ) -> None:
     """The scripts of Vue, Svelte and Astro components and of an HTML page, Flow-typed
     JavaScript, which the JavaScript grammar cannot read, C# with a directive inside a
-    statement, PHP and Ruby, at the lines the editor shows."""
+    statement, PHP, Ruby, Kotlin and Swift (a directive between a switch's cases), at the lines
+    the editor shows."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -169,6 +170,18 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_cshar
                 "  class Lint\n    def check_headers(headers)\n      headers.each { |k, v| k }\n"
                 "    end\n  end\nend\n"
             ),
+            "CameraSession.kt": (
+                "package expo.modules.camera\n\nclass CameraSession {\n  companion object {\n"
+                "    fun create(context: Context) = CameraSession()\n  }\n}\n"
+            ),
+            "AppContext.swift": (
+                "import UIKit\n\npublic final class AppContext {\n  public let config: Config\n\n"
+                "  private func handleNotification(_ notification: Notification) {\n"
+                "    switch notification.name {\n    #if os(iOS)\n"
+                "    case UIApplication.willEnterForegroundNotification:\n      return\n"
+                "    #elseif os(macOS)\n    case NSApplication.willUnhideNotification:\n      return\n"
+                "    #endif\n    default:\n      return\n    }\n  }\n\n  func shutdown() {}\n}\n"
+            ),
             "Alert.js": (
                 "/**\n * @flow strict-local\n */\n\n"
                 "export type Buttons = Array<{\n  text?: string,\n  ...\n}>;\n\n"
@@ -187,6 +200,8 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_cshar
         ("ThrottledCollect", T.SymbolKind.Method, "Finalizer", "Finalizer.cs", 4),
         ("write", T.SymbolKind.Method, "StreamHandler", "StreamHandler.php", 6),
         ("check_headers", T.SymbolKind.Method, "Rack.Lint", "lint.rb", 5),
+        ("create", T.SymbolKind.Method, "CameraSession", "CameraSession.kt", 4),
+        ("shutdown", T.SymbolKind.Method, "AppContext", "AppContext.swift", 19),
         ("alert", T.SymbolKind.Method, "Alert", "Alert.js", 10),
         ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
     ):

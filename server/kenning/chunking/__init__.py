@@ -2,8 +2,8 @@
 
 ``chunk_source`` is the only entry point. It picks the chunker from the language name:
 
-* code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, csharp, php,
-  ruby, c, cpp)
+* code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, kotlin,
+  swift, csharp, php, ruby, c, cpp)
   → definition-level chunks and symbols (``kenning.chunking.code``);
 * ``vue``, ``svelte`` and ``astro`` components and ``html`` pages → the same for their scripts, the
   markup between and around them in windows (``kenning.chunking.components``);
@@ -147,7 +147,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     under `#pragma`/`#nullable` lines boilerplate
 # 55: PHP parsed (tree-sitter-php), the HTML around its tags windowed where it stands
 # 56: Ruby parsed (tree-sitter-ruby), `require` lines boilerplate
-CHUNKER_VERSION = 56
+# 57: Kotlin and Swift parsed (tree-sitter-kotlin, tree-sitter-swift), Swift's `#if` branches after
+#     the first blanked
+CHUNKER_VERSION = 57
 
 log = logging.getLogger(__name__)
 

@@ -220,7 +220,7 @@ class CodeChunker:
             # The parser reads (and names and signatures come from) the source with the macros
             # it cannot read blanked; offsets are unchanged, chunk texts come from `text`.
             self.src = blank_macros(self.src)
-        elif grammar.name == "csharp":
+        elif grammar.name in ("csharp", "swift"):
             # The parser reads each `#if`'s first branch, the directives blanked (directives.py).
             self.src = blank_inactive_branches(self.src)
         tree = parser_for(grammar).parse(self.src)

@@ -1,9 +1,10 @@
-"""C#'s conditional compilation, for the parser.
+"""C#'s and Swift's conditional compilation, for the parser.
 
-``#if``, ``#elif``, ``#else`` and ``#endif`` may stand anywhere, in the middle of a statement
-too (pythonnet's ``#if FINALIZER_CHECK`` before ``lock (_queueLock)``, the block after its
-``#endif``), and tree-sitter-c-sharp loses the rest of such a method, and of its class, to one
-error. The parser reads a copy with the directive lines blanked and, of each conditional, the
+``#if``, ``#elif`` (Swift's ``#elseif``), ``#else`` and ``#endif`` may stand anywhere, in the
+middle of a statement too (pythonnet's ``#if FINALIZER_CHECK`` before ``lock (_queueLock)``, the
+block after its ``#endif``; Expo's ``#if os(iOS)`` between a `switch`'s cases), and
+tree-sitter-c-sharp and tree-sitter-swift lose the rest of such a method, and of its class, to
+one error. The parser reads a copy with the directive lines blanked and, of each conditional, the
 first branch kept and the others blanked (line breaks kept, offsets unchanged), as if every
 symbol the first branches test were defined; chunk texts still come from the file as written.
 A definition written once in each branch is then read once.
@@ -15,7 +16,7 @@ import re
 
 from kenning.chunking.macros import blank_range
 
-_DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*(if|elif|else|endif)\b")
+_DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*(if|elif|elseif|else|endif)\b")
 
 
 def blank_inactive_branches(src: bytes) -> bytes:
@@ -36,7 +37,7 @@ def blank_inactive_branches(src: bytes) -> bytes:
             word = directive.group(1)
             if word == b"if":
                 later.append(False)
-            elif later and word in (b"elif", b"else") and not later[-1]:
+            elif later and word in (b"elif", b"elseif", b"else") and not later[-1]:
                 later[-1] = True
                 inactive += 1
             elif later and word == b"endif":

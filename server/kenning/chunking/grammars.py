@@ -393,6 +393,95 @@ def js_assigned_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     return [(prop, (node_text(owner, src),))]
 
 
+def keyword_name(keyword: str) -> NameFn:
+    """A definition its keyword names: Kotlin's ``constructor(…)``, Swift's ``init`` and
+    ``subscript``, as their language servers list them."""
+
+    def names(node: ts.Node, src: bytes) -> Sequence[Name]:
+        found = next((child for child in node.children if child.type == keyword), None)
+        return [] if found is None else [(found, ())]
+
+    return names
+
+
+def first_child_named(*types: str) -> NameFn:
+    """The definition's first child of one of ``types``: a Kotlin enum entry's or ``val``
+    constructor parameter's identifier, which no field name leads to."""
+
+    def names(node: ts.Node, src: bytes) -> Sequence[Name]:
+        found = next((child for child in node.named_children if child.type in types), None)
+        return [] if found is None else [(found, ())]
+
+    return names
+
+
+def _last_identifier(node: ts.Node | None, types: tuple[str, ...]) -> ts.Node | None:
+    """``a.b.Foo<T>`` / ``Foo?`` → the ``Foo`` node: the last of ``types`` among the children
+    of a (nullable, parenthesised) user type."""
+    for _ in range(8):
+        if node is None or node.type in types:
+            return node
+        if node.type != "user_type":
+            node = node.named_children[0] if node.named_child_count else None
+            continue
+        return next((c for c in reversed(node.named_children) if c.type in types), None)
+    return None
+
+
+def kotlin_function_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """A function's name; an extension function (``fun String.shout()``) is its receiver
+    type's, as it is called (``"a".shout()``) and Go's methods are."""
+    name = node.child_by_field_name("name")
+    if name is None:
+        return []
+    previous = name.prev_sibling
+    if previous is None or previous.type != ".":
+        return [(name, ())]
+    receiver = _last_identifier(previous.prev_named_sibling, ("identifier",))
+    return [(name, (node_text(receiver, src),) if receiver is not None else ())]
+
+
+def kotlin_property_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The names a ``val``/``var`` declares: one, or each of a destructuring ``val (a, b)``."""
+    found: list[Name] = []
+    for child in node.named_children:
+        declarations = child.named_children if child.type == "multi_variable_declaration" else [child]
+        for declaration in declarations:
+            if declaration.type == "variable_declaration":
+                name = next((c for c in declaration.named_children if c.type == "identifier"), None)
+                if name is not None:
+                    found.append((name, ()))
+    return found
+
+
+def swift_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """A Swift definition's name: its first ``name`` child, where it is an identifier.
+    tree-sitter-swift gives return and aliased types the same field name (``func f() -> Int``
+    has two), and an operator function (``static func ==``) none of its own."""
+    name = node.child_by_field_name("name")
+    return [(name, ())] if name is not None and name.type in ("simple_identifier", "type_identifier") else []
+
+
+def swift_extended_type(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """An ``extension`` has no name of its own; its members live in the extended type
+    (``extension Foo.Bar: Codable`` → ``Bar``), as a Rust ``impl``'s do."""
+    found = _last_identifier(node.child_by_field_name("name"), ("type_identifier",))
+    return [(found, ())] if found is not None else []
+
+
+def swift_property_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The names a ``let``/``var`` declares (``var a = 1, b = 2``): each pattern's bound
+    identifier."""
+    found: list[Name] = []
+    for pattern in node.children_by_field_name("name"):
+        name = pattern.child_by_field_name("bound_identifier")
+        if name is None:
+            name = next((c for c in pattern.named_children if c.type == "simple_identifier"), None)
+        if name is not None:
+            found.append((name, ()))
+    return found
+
+
 def rust_impl_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     """An ``impl`` has no name of its own; its members live in the implemented type."""
     target = node.child_by_field_name("type")
@@ -990,6 +1079,92 @@ GRAMMARS: dict[str, Grammar] = {
         attached=frozenset({"comment"}),
         comments_outside_body=True,
         import_calls=frozenset({"require", "require_relative", "load", "autoload"}),
+    ),
+    "kotlin": Grammar(
+        name="kotlin",
+        module="tree_sitter_kotlin",
+        loader="language",
+        definitions="""
+            (class_declaration "interface") @interface
+            (class_declaration (enum_class_body)) @enum
+            (class_declaration) @class
+            (object_declaration) @object
+            (function_declaration) @function
+            (secondary_constructor) @constructor
+            (class_parameter ["val" "var"]) @constructor_property
+            (property_declaration
+              (modifiers (property_modifier) @_const) (#eq? @_const "const")) @constant
+            (source_file (property_declaration) @property)
+            (class_body (property_declaration) @property)
+            (enum_class_body (property_declaration) @property)
+            (enum_entry) @enum_member
+            (type_alias) @type
+        """,
+        rules={
+            "interface": Rule("interface", chunk=True, container=True, scope=True),
+            "enum": Rule("enum", chunk=True, container=True, scope=True),
+            "class": _CLASS,
+            # `object Registry { … }`: a singleton, a class to its reader. A companion object is
+            # no rule: its members are called on the class (`Foo.create()`) and listed there.
+            "object": Rule("class", chunk=True, container=True, scope=True),
+            "function": Rule("function", names=kotlin_function_name, chunk=True, scope=True),
+            "constructor": Rule("constructor", names=keyword_name("constructor"), chunk=True, scope=True),
+            # `class Point(val x: Int, val y: Int)`: x and y are properties, as the IDE lists them.
+            "constructor_property": Rule("property", names=first_child_named("identifier")),
+            "constant": Rule("constant", names=kotlin_property_names),
+            # A property with a getter, or `by lazy { … }`, spans lines: a chunk of its own.
+            "property": Rule("property", names=kotlin_property_names, chunk=True, scope=True),
+            "enum_member": Rule("enum_member", names=first_child_named("identifier")),
+            "type": Rule("type", names=names_in("type")),
+        },
+        blocks=("source_file", "class_body", "enum_class_body", "block"),
+        attached=frozenset({"line_comment", "block_comment"}),
+        imports=frozenset({"file_annotation", "package_header", "import"}),
+    ),
+    "swift": Grammar(
+        name="swift",
+        module="tree_sitter_swift",
+        loader="language",
+        definitions="""
+            (class_declaration declaration_kind: "struct") @struct
+            (class_declaration declaration_kind: "enum") @enum
+            (class_declaration declaration_kind: "extension") @extension
+            (class_declaration) @class
+            (protocol_declaration) @protocol
+            (function_declaration) @function
+            (init_declaration) @constructor
+            (subscript_declaration) @subscript
+            (protocol_function_declaration) @method_signature
+            (protocol_property_declaration) @protocol_property
+            (source_file (property_declaration) @variable)
+            (class_body (property_declaration) @property)
+            (enum_class_body (property_declaration) @property)
+            (enum_entry) @enum_member
+            (typealias_declaration) @type
+        """,
+        rules={
+            "struct": Rule("struct", names=swift_name, chunk=True, container=True, scope=True),
+            "enum": Rule("enum", names=swift_name, chunk=True, container=True, scope=True),
+            # An extension's members are its type's (`Camera.encode`), as a Rust impl's are.
+            "extension": Rule(
+                "impl", names=swift_extended_type, chunk=True, container=True, scope=True, symbol=False
+            ),
+            "class": Rule("class", names=swift_name, chunk=True, container=True, scope=True),  # and actors
+            "protocol": Rule("interface", names=swift_name, chunk=True, container=True, scope=True),
+            "function": Rule("function", names=swift_name, chunk=True, scope=True),
+            "constructor": Rule("constructor", names=keyword_name("init"), chunk=True, scope=True),
+            "subscript": Rule("method", names=keyword_name("subscript"), chunk=True, scope=True),
+            "method_signature": Rule("method", names=swift_name, declaration=True),
+            "protocol_property": Rule("property", names=swift_property_names),
+            "variable": Rule("variable", names=swift_property_names, chunk=True, scope=True),
+            # A computed property's body spans lines: a chunk of its own, as a method's.
+            "property": Rule("property", names=swift_property_names, chunk=True, scope=True),
+            "enum_member": Rule("enum_member"),  # `case on, off`: both
+            "type": Rule("type", names=swift_name),
+        },
+        blocks=("source_file", "class_body", "enum_class_body", "protocol_body", "statements"),
+        attached=frozenset({"comment", "multiline_comment"}),
+        imports=frozenset({"import_declaration"}),
     ),
     "c": Grammar(
         name="c",

@@ -1,0 +1,132 @@
+"""Swift: definitions and symbols as sourcekit-lsp lists them; an extension's members are its
+type's, and an `#if` between a `switch`'s cases is no parse error."""
+
+from __future__ import annotations
+
+from kenning.chunking.directives import blank_inactive_branches
+from kenning.chunking.grammars import GRAMMARS, parser_for
+from kenning.languages import language_for_path
+from tests.chunking_helpers import chunk_at, chunked, spans, src, symbols_of
+
+# In the shape of Expo's and Capacitor's iOS sources (expo-modules-core, @capacitor/ios).
+CONTEXT = src(
+    """
+    // Copyright 2022-present 650 Industries. All rights reserved.
+
+    import Foundation
+    import UIKit
+
+    /// Something that receives the app's lifecycle events.
+    public protocol LifecycleListener: AnyObject {
+      func onAppForeground()
+      var identifier: String { get }
+    }
+
+    public enum AppState: String {
+      case foreground, background
+      case inactive
+    }
+
+    /// The app context is an interface to a single app.
+    public final class AppContext: NSObject {
+      public let config: Config
+      private var listeners: [LifecycleListener] = []
+
+      public var isForeground: Bool {
+        return state == .foreground
+      }
+
+      public init(config: Config) {
+        self.config = config
+      }
+
+      /// Handles the app's lifecycle notifications and tells the listeners.
+      @objc
+      private func handleNotification(_ notification: Notification) {
+        switch notification.name {
+        #if os(iOS)
+        case UIApplication.willEnterForegroundNotification:
+          listeners.forEach { $0.onAppForeground() }
+        #elseif os(macOS)
+        case NSApplication.willUnhideNotification:
+          listeners.forEach { $0.onAppForeground() }
+        #endif
+        default:
+          return
+        }
+      }
+
+      subscript(index: Int) -> LifecycleListener {
+        listeners[index]
+      }
+    }
+
+    struct Config {
+      var scheme: String
+    }
+
+    extension AppContext: Codable {
+      func encode(to encoder: Encoder) throws {}
+    }
+
+    typealias Callback = (Result<Any, Error>) -> Void
+
+    func makeContext() -> AppContext { AppContext(config: Config(scheme: "app")) }
+
+    let defaultScheme = "app"
+    """
+)
+
+
+def test_swift_definitions_are_symbols_of_their_types() -> None:
+    assert language_for_path("ios/Core/AppContext.swift") == "swift"
+    result = chunked(CONTEXT, "swift")
+    assert symbols_of(result) == {
+        ("LifecycleListener", "interface", None),
+        ("onAppForeground", "method", "LifecycleListener"),
+        ("identifier", "property", "LifecycleListener"),
+        ("AppState", "enum", None),
+        ("foreground", "enum_member", "AppState"),
+        ("background", "enum_member", "AppState"),
+        ("inactive", "enum_member", "AppState"),
+        ("AppContext", "class", None),
+        ("config", "property", "AppContext"),
+        ("listeners", "property", "AppContext"),
+        ("isForeground", "property", "AppContext"),
+        ("init", "constructor", "AppContext"),
+        ("handleNotification", "method", "AppContext"),
+        ("subscript", "method", "AppContext"),
+        ("Config", "struct", None),
+        ("scheme", "property", "Config"),
+        # An extension is no symbol; its members are the extended type's.
+        ("encode", "method", "AppContext"),
+        ("Callback", "type", None),
+        ("makeContext", "function", None),
+        ("defaultScheme", "variable", None),
+    }
+    assert spans(result)[0] == (1, 4, "imports", None)
+
+
+def test_a_conditional_between_switch_cases_is_no_parse_error() -> None:
+    # Without the blanking, the grammar loses the class from the `#if` on.
+    parser = parser_for(GRAMMARS["swift"])
+    assert parser.parse(CONTEXT.encode()).root_node.has_error
+    assert not parser.parse(blank_inactive_branches(CONTEXT.encode())).root_node.has_error
+    assert blank_inactive_branches(b"#if os(iOS)\na\n#elseif os(macOS)\nb\n#endif\n") == (
+        b"           \na\n                 \n \n      \n"
+    )
+    result = chunked(CONTEXT, "swift")
+    # The members after the conditional keep their class: one error swallowed them before.
+    assert ("subscript", "method", "AppContext") in symbols_of(result)
+    assert spans(result)[-3:] == [
+        (51, 53, "struct", "Config"),
+        (55, 57, "impl", "AppContext"),
+        (59, 63, "window", None),
+    ]
+    small = chunked(CONTEXT, "swift", max_chars=700)
+    handle = chunk_at(small, 38)
+    assert (handle.kind, handle.symbol) == ("method", "AppContext.handleNotification")
+    assert handle.text.lstrip().startswith("/// Handles the app's lifecycle")
+    assert "#elseif os(macOS)" in handle.text  # the chunk is the file as written
+    encode = chunk_at(small, 56)
+    assert (encode.kind, encode.symbol) == ("impl", "AppContext")
