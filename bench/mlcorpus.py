@@ -1,5 +1,5 @@
-"""The multi-language benchmark corpora: real Go, Rust, TypeScript, JavaScript, Java, C and C++ sources with
-their doc comments removed, and the queries those doc comments give.
+"""The multi-language benchmark corpora: real Go, Rust, TypeScript, JavaScript, Java, Kotlin, Swift, C and C++
+sources with their doc comments removed, and the queries those doc comments give.
 
 Where the sources come from (registries only; nothing is committed to this repository):
 
@@ -26,6 +26,13 @@ Where the sources come from (registries only; nothing is committed to this repos
   ``/usr/lib/jvm/openjdk-17/lib/src.zip``, whose ``java.base/java/*`` (``java.util``,
   ``java.lang``, ``java.io``, ``java.nio`` …) :func:`locate` unzips into
   ``<workdir>/src/openjdk-17``. ``package-info.java`` is left out.
+* **Kotlin**: React Native 0.86.3's Android framework (``ReactAndroid/src/main/java``) and
+  Expo's modules core 58.2.1 (``android/src/main/java``), from npm (they ship their native
+  sources), packed by :func:`locate` into ``<workdir>/src/kotlin-packed`` and copied to
+  ``<workdir>/src/kotlin/<name>``. Tests are left out.
+* **Swift**: the iOS sources of Expo's modules core 58.2.1 (``ios``), Capacitor 8.6.0
+  (``Capacitor/Capacitor``), VisionCamera 5.2.3 (``ios``) and Expo Updates 57.0.24 (``ios``),
+  from npm the same way, into ``<workdir>/src/swift/<name>``. Tests and benchmarks are left out.
 * **C**: glibc 2.36 from Debian, ``apt-get install glibc-source`` →
   ``/usr/src/glibc/glibc-2.36.tar.xz``, unpacked into ``<workdir>/src/glibc-2.36`` by
   :func:`locate`; only ``.c`` files, without ``sysdeps/`` (per-architecture variants of the same
@@ -45,13 +52,15 @@ a few thousand chunks, which this shared machine embeds in minutes.
 Doc comments are found with tree-sitter and blanked (their lines kept, so line numbers match):
 Go comment groups directly above a declaration, Rust ``///``/``//!``/``/** */``/``/*! */``,
 TypeScript and JavaScript ``/** */`` (and ``///`` lines, as ProseMirror writes them), Java
-Javadoc ``/** */`` (``{@code x}``, ``{@link A#b text}`` and HTML read as the words they show), C
+Javadoc ``/** */`` (``{@code x}``, ``{@link A#b text}`` and HTML read as the words they show),
+Kotlin KDoc ``/** */`` (``[Link]`` read as its word), Swift ``///`` lines and ``/** */``, C
 comment groups directly above a definition or prototype (on lines of their own), C++ Doxygen
 ``/** */``. Every documented function or method gives a
 descriptive query — the doc comment's first sentence with the item's own name removed — and
 every function or method an identifier query (its name; ``Owner name`` when the name alone is
 ambiguous). C and C++ are parsed with the macros tree-sitter misreads blanked
-(``kenning.chunking.macros``), so a definition after ``weak_alias (…)`` or inside a ``class
+(``kenning.chunking.macros``), and Swift with its ``#if`` branches after the first blanked
+(``kenning.chunking.directives``), so a definition after ``weak_alias (…)`` or inside a ``class
 JUCE_API X`` is a target whether or not the chunker under test copes with it. C++ documents its
 API in headers, so a method or function *declaration* with a doc comment is a descriptive target
 (the hit must overlap the declaration, not a definition elsewhere); identifier targets are
@@ -85,6 +94,17 @@ TS_LIBS = (
     ("prosemirror-view", "prosemirror-view@1.44.0"),
 )
 ESLINT = "eslint@9.17.0"
+# (name, npm package, the directory of its native sources): libraries that ship them on npm.
+KOTLIN_LIBS = (
+    ("react-native", "react-native@0.86.3", "ReactAndroid/src/main/java"),
+    ("expo-modules-core", "expo-modules-core@58.2.1", "android/src/main/java"),
+)
+SWIFT_LIBS = (
+    ("expo-modules-core", "expo-modules-core@58.2.1", "ios"),
+    ("capacitor", "@capacitor/ios@8.6.0", "Capacitor/Capacitor"),
+    ("vision-camera", "react-native-vision-camera@5.2.3", "ios"),
+    ("expo-updates", "expo-updates@57.0.24", "ios"),
+)
 GLIBC = "2.36"
 JDK_SRC = "/usr/lib/jvm/openjdk-17/lib/src.zip"
 JUCE_MODULES = "/usr/share/juce/modules"
@@ -159,6 +179,23 @@ SOURCES: dict[str, Source] = {
         frozenset(),
         ("/package-info.java",),
     ),
+    "kotlin": Source(
+        "kotlin",
+        "React Native 0.86.3's Android framework and Expo modules core 58.2.1 (Kotlin sources from npm)",
+        (".kt",),
+        ("",),
+        frozenset({"test", "tests", "androidTest"}),
+        (),
+    ),
+    "swift": Source(
+        "swift",
+        "Expo modules core 58.2.1, Capacitor 8.6.0, VisionCamera 5.2.3 and Expo Updates 57.0.24"
+        " (iOS Swift sources from npm)",
+        (".swift",),
+        ("",),
+        frozenset({"Tests", "tests", "Benchmarks"}),
+        (),
+    ),
     "c": Source(
         "c",
         f"glibc {GLIBC} (the Debian source tarball)",
@@ -214,7 +251,13 @@ def locate(lang: str, work: Path, *, install: bool = True) -> Path | None:
     if lang == "typescript":
         return _npm_package(RXJS, work / "src" / "rxjs", "src", install=install)
     if lang == "ts-libs":
-        return _npm_sources(TS_LIBS, work / "src" / "ts-libs", install=install)
+        return _npm_sources(
+            tuple((n, spec, "src") for n, spec in TS_LIBS), work / "src" / "ts-libs", install=install
+        )
+    if lang == "kotlin":
+        return _npm_sources(KOTLIN_LIBS, work / "src" / "kotlin", install=install)
+    if lang == "swift":
+        return _npm_sources(SWIFT_LIBS, work / "src" / "swift", install=install)
     if lang == "javascript":
         return _npm_package(ESLINT, work / "src" / "eslint", "lib", install=install)
     if lang == "java":  # unzipped from the JDK's src.zip (openjdk-17-source)
@@ -259,13 +302,13 @@ def _npm_package(spec: str, dest: Path, sub: str, *, install: bool) -> Path | No
     return root if root.is_dir() else None
 
 
-def _npm_sources(specs: tuple[tuple[str, str], ...], root: Path, *, install: bool) -> Path | None:
-    """``root``, holding each npm package's ``src/`` as ``root/<name>``, packed and unpacked
-    there when missing (and ``install`` and npm allow)."""
-    for name, spec in specs:
+def _npm_sources(specs: tuple[tuple[str, str, str], ...], root: Path, *, install: bool) -> Path | None:
+    """``root``, holding each npm package's sources (``(name, spec, directory)``) as
+    ``root/<name>``, packed and unpacked there when missing (and ``install`` and npm allow)."""
+    for name, spec, sub in specs:
         if (root / name).is_dir():
             continue
-        unpacked = _npm_package(spec, root.parent / f"{root.name}-packed" / name, "src", install=install)
+        unpacked = _npm_package(spec, root.parent / f"{root.name}-packed" / name, sub, install=install)
         if unpacked is None:
             return None
         shutil.copytree(unpacked, root / name)
@@ -419,6 +462,10 @@ def _parse_bytes(lang: str, src: bytes) -> bytes:
         from kenning.chunking.macros import blank_macros
 
         return blank_macros(src)
+    if lang == "swift":
+        from kenning.chunking.directives import blank_inactive_branches
+
+        return blank_inactive_branches(src)
     return src
 
 
@@ -439,6 +486,8 @@ _TARGETS = {
         {"function_declaration", "generator_function_declaration", "method_definition", "variable_declarator"}
     ),
     "java": frozenset({"method_declaration", "constructor_declaration"}),
+    "kotlin": frozenset({"function_declaration"}),
+    "swift": frozenset({"function_declaration", "protocol_function_declaration"}),
     "c": frozenset({"function_definition"}),
     # C++ also documents declarations (JUCE's doc comments are in the headers): a method
     # declared in a class body or a function declared anywhere is a descriptive target; only
@@ -455,6 +504,8 @@ _JAVA_TYPES = frozenset(
         "annotation_type_declaration",
     }
 )
+_KOTLIN_TYPES = frozenset({"class_declaration", "object_declaration"})
+_SWIFT_TYPES = frozenset({"class_declaration", "protocol_declaration"})  # classes, structs, enums, extensions
 # Comments directly above these blank in C (doc comments of definitions and prototypes).
 _C_DECLS = frozenset({"function_definition", "declaration", "type_definition"})
 _WRAPPERS = frozenset(
@@ -493,7 +544,7 @@ def _walk(node: ts.Node) -> Iterator[ts.Node]:
 
 
 def _is_comment(node: ts.Node) -> bool:
-    return node.type in ("comment", "line_comment", "block_comment")
+    return node.type in ("comment", "line_comment", "block_comment", "multiline_comment")
 
 
 def _is_doc(lang: str, text: str) -> bool:
@@ -505,8 +556,10 @@ def _is_doc(lang: str, text: str) -> bool:
         if text.startswith("///"):
             return not text.startswith(("////", "/// <"))
         return text.startswith("/**") and not text.startswith("/***")
-    if lang in ("java", "cpp"):  # Javadoc, Doxygen
+    if lang in ("java", "cpp", "kotlin"):  # Javadoc, Doxygen, KDoc
         return text.startswith("/**") and not text.startswith(("/***", "/**/"))
+    if lang == "swift":
+        return text.startswith(("///", "/**")) and not text.startswith(("////", "/***", "/**/"))
     return True  # Go, C: any comment group directly above a declaration
 
 
@@ -533,6 +586,8 @@ def _doc_text(lang: str, comments: list[str]) -> str:
             break  # JSDoc tags, examples and sections end the summary
         out.append(line)
     doc = "\n".join(out)
+    if lang == "kotlin":  # KDoc's `[Promise]`, `[resolve][Promise.resolve]`: the words shown
+        return re.sub(r"\[([^\]\[]+)\](?:\[[^\]]*\])?", r"\1", doc)
     return _javadoc_inline(doc) if lang == "java" else doc
 
 
@@ -580,7 +635,7 @@ def _name_of(lang: str, node: ts.Node, src: bytes) -> str | None:
         found = _c_name(lang, node, src)
         return found[0] if found else None
     name = node.child_by_field_name("name")
-    if name is None:
+    if name is None or (lang == "swift" and name.type != "simple_identifier"):  # `func ==` has none
         return None
     if lang in _JS_LIKE and node.type == "variable_declarator":
         value = node.child_by_field_name("value")
@@ -629,6 +684,13 @@ def _owner(lang: str, node: ts.Node, src: bytes) -> str | None:
         if lang == "cpp" and t in _C_TYPES:
             name = parent.child_by_field_name("name")
             return src[name.start_byte : name.end_byte].decode() if name else None
+        if (lang == "kotlin" and t in _KOTLIN_TYPES) or (lang == "swift" and t in _SWIFT_TYPES):
+            # A Swift extension's name is the extended type (`Foo.Bar` → Bar).
+            from kenning.chunking.grammars import swift_extended_type
+
+            found = swift_extended_type(parent, src) if lang == "swift" else []
+            name = found[0][0] if found else parent.child_by_field_name("name")
+            return src[name.start_byte : name.end_byte].decode() if name else None
         if t in (
             "function_item",
             "function_declaration",
@@ -652,7 +714,7 @@ def _lead(node: ts.Node) -> ts.Node:
 
 def _comments_above(lang: str, lead: ts.Node, lines: list[bytes]) -> list[ts.Node]:
     found: list[ts.Node] = []
-    own_line = lang in ("java", "c", "cpp")  # not a comment trailing the code line above
+    own_line = lang in ("java", "kotlin", "swift", "c", "cpp")  # not a comment trailing the line above
     line = lead.start_point.row
     prev = lead.prev_named_sibling
     skip = _SKIP_BETWEEN.get(lang, frozenset())

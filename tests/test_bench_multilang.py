@@ -293,6 +293,84 @@ def test_java_javadoc_is_blanked_and_becomes_queries() -> None:
     ]
 
 
+KOTLIN = """package com.facebook.react.bridge
+
+/** Utilities to convert between Java and JavaScript values. */
+object Arguments {
+  /**
+   * Convert a [List] to a [WritableArray][com.facebook.react.bridge.WritableArray].
+   *
+   * @param objects the list to convert
+   */
+  @JvmStatic
+  fun fromList(objects: List<*>): WritableArray {
+    fun helper(x: Any?) = x
+    return WritableNativeArray()
+  }
+
+  // A plain comment is no doc.
+  fun toBundle(map: ReadableMap?): Bundle? = null
+
+  class Cache {
+    companion object {
+      /** Clears every cached value. */
+      fun clear() {}
+    }
+  }
+}
+"""
+
+SWIFT = """import Foundation
+
+/// Something a module's definition is built of.
+public protocol AnyDefinition {
+  /// Builds the definition for the given app context.
+  func build(appContext: AppContext) -> Self
+}
+
+extension Foo.Record {
+  /**
+   Converts the record back to the dictionary.
+   */
+  func toDictionary() -> [String: Any] {
+    #if DEBUG
+    check()
+    #elseif RELEASE
+    } broken {
+    #endif
+    return [:]
+  }
+
+  /// Compares two records.
+  static func == (lhs: Record, rhs: Record) -> Bool { true }
+}
+"""
+
+
+def test_kotlin_kdoc_is_blanked_and_becomes_queries() -> None:
+    text, desc, idents = mlcorpus.strip("kotlin", "com/facebook/react/bridge/Arguments.kt", KOTLIN)
+    assert len(text.split("\n")) == len(KOTLIN.split("\n"))
+    assert "/**" not in text and "@param" not in text and "@JvmStatic" in text and "A plain comment" in text
+    assert [(q.query, q.name, q.start_line, q.end_line) for q in desc] == [
+        ("Convert a List to a WritableArray", "Arguments.fromList", 10, 14),
+        # A companion object's function is its class's.
+        ("Clears every cached value", "Cache.clear", 22, 22),
+    ]
+    assert [q.name for q in idents] == ["Arguments.fromList", "helper", "Arguments.toBundle", "Cache.clear"]
+
+
+def test_swift_doc_comments_are_blanked_and_become_queries() -> None:
+    text, desc, idents = mlcorpus.strip("swift", "ios/Core/Records/Record.swift", SWIFT)
+    assert len(text.split("\n")) == len(SWIFT.split("\n"))
+    assert "///" not in text and "/**" not in text
+    assert [(q.query, q.name, q.start_line, q.end_line) for q in desc] == [
+        ("Builds the definition for the given app context", "AnyDefinition.build", 6, 6),
+        # An extension's method is the extended type's; the `#else` branch is no parse error.
+        ("Converts the record back to the dictionary", "Record.toDictionary", 13, 20),
+    ]
+    assert [q.name for q in idents] == ["AnyDefinition.build", "Record.toDictionary"]  # `==` has no name
+
+
 def test_c_comment_above_a_definition_is_its_doc() -> None:
     text, desc, idents = mlcorpus.strip("c", "string/strlen.c", C)
     assert len(text.split("\n")) == len(C.split("\n"))
@@ -412,7 +490,8 @@ def test_report_says_each_groups_mean_against_its_target() -> None:
 
 
 @pytest.mark.parametrize(
-    "lang", ["go", "rust", "typescript", "ts-libs", "javascript", "python", "java", "c", "cpp"]
+    "lang",
+    ["go", "rust", "typescript", "ts-libs", "javascript", "python", "java", "kotlin", "swift", "c", "cpp"],
 )
 def test_every_language_has_a_source(lang: str) -> None:
     assert lang in mlcorpus.SOURCES and lang in multilang.LANGS
@@ -487,7 +566,8 @@ def test_other_typescript_libraries_are_read_as_typescript(tmp_path: Path) -> No
 
 
 def test_missing_npm_sources_locate_nothing_without_install(tmp_path: Path) -> None:
-    assert mlcorpus.locate("ts-libs", tmp_path, install=False) is None
+    for lang in ("ts-libs", "kotlin", "swift"):
+        assert mlcorpus.locate(lang, tmp_path, install=False) is None
 
 
 def test_a_documented_share_keeps_doc_comments_and_queries(tmp_path: Path) -> None:
