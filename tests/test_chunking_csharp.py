@@ -136,3 +136,24 @@ def test_usings_under_file_directives_are_boilerplate() -> None:
         """
     )
     assert spans(chunked(text, "csharp"))[0] == (1, 6, "imports", None)
+
+
+def test_a_local_function_is_a_symbol_of_its_method() -> None:
+    text = src(
+        """
+        static class PyObjectConversions
+        {
+            static Converter GetDecoder(Type targetType)
+            {
+                bool TryDecode(BorrowedReference pyHandle, out object? result)
+                {
+                    result = null;
+                    return false;
+                }
+                return TryDecode;
+            }
+        }
+        """
+    )
+    result = chunked(text, "csharp")
+    assert ("TryDecode", "function", "PyObjectConversions.GetDecoder") in symbols_of(result)

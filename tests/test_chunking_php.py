@@ -108,3 +108,29 @@ def test_a_template_mixing_html_and_php_keeps_its_markup_and_names_its_functions
     check_invariants(TEMPLATE, result, 800)
     assert symbols_of(result) == {("render_row", "function", None)}
     assert "<table>" in "\n".join(chunk.text for chunk in result.chunks)
+
+
+def test_promoted_constructor_parameters_are_the_classs_properties() -> None:
+    text = src(
+        """
+        <?php
+
+        final class RotatingFileHandler
+        {
+            public function __construct(
+                private readonly string $filename,
+                protected int $maxFiles = 0,
+                $level = 100,
+            ) {
+                $this->open($filename);
+            }
+        }
+        """
+    )
+    assert symbols_of(chunked(text, "php")) == {
+        ("RotatingFileHandler", "class", None),
+        ("__construct", "constructor", "RotatingFileHandler"),
+        # As Intelephense lists them; a plain parameter declares nothing.
+        ("$filename", "property", "RotatingFileHandler"),
+        ("$maxFiles", "property", "RotatingFileHandler"),
+    }

@@ -149,7 +149,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 56: Ruby parsed (tree-sitter-ruby), `require` lines boilerplate
 # 57: Kotlin and Swift parsed (tree-sitter-kotlin, tree-sitter-swift), Swift's `#if` branches after
 #     the first blanked
-CHUNKER_VERSION = 57
+# 58: PHP's promoted constructor parameters are the class's properties; C#'s local functions
+#     are symbols
+CHUNKER_VERSION = 58
 
 log = logging.getLogger(__name__)
 

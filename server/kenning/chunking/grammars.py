@@ -978,6 +978,7 @@ GRAMMARS: dict[str, Grammar] = {
             (file_scoped_namespace_declaration) @file_namespace
             (method_declaration) @method
             (constructor_declaration) @constructor
+            (local_function_statement) @local_function
             (property_declaration) @property
             (event_declaration) @event
             (event_field_declaration) @event_field
@@ -999,6 +1000,8 @@ GRAMMARS: dict[str, Grammar] = {
             "file_namespace": Rule("namespace"),
             "method": Rule("method", chunk=True, scope=True),
             "constructor": Rule("constructor", chunk=True, scope=True),
+            # `int Local(int x) => …` inside a method: the method's, as OmniSharp lists it.
+            "local_function": _FUNC,
             # Properties with accessor bodies span lines: a chunk of their own, as a method's.
             "property": Rule("property", chunk=True, scope=True),
             "event": Rule("event", chunk=True, scope=True),
@@ -1027,6 +1030,7 @@ GRAMMARS: dict[str, Grammar] = {
             (method_declaration) @method
             (function_definition) @function
             (property_declaration) @property
+            (property_promotion_parameter) @promoted_property
             (const_declaration) @constant
             (enum_case) @enum_member
         """,
@@ -1038,10 +1042,13 @@ GRAMMARS: dict[str, Grammar] = {
             # A namespace holds a file's types, as Java's package does: not a scope, whether
             # written `namespace App\Http;` or with braces.
             "namespace": Rule("namespace", chunk=True, container=True),
-            "constructor": Rule("constructor", chunk=True, scope=True),
+            # No scope: the properties its promoted parameters declare (`public function
+            # __construct(private Storage $storage)`) are the class's, as Intelephense lists them.
+            "constructor": Rule("constructor", chunk=True),
             "method": Rule("method", chunk=True, scope=True),
             "function": _FUNC,
             "property": Rule("property", names=php_element_names),
+            "promoted_property": Rule("property"),
             "constant": Rule("constant", names=php_element_names),
             "enum_member": _ENUM_MEMBER,
         },
