@@ -85,16 +85,32 @@ def _naive_chunks(path: str, text: str, language: str, *, max_chars: int = 0) ->
     return ChunkedFile(chunks=chunks, symbols=[])
 
 
+class _Chunked:
+    """A file chunked already, in the shape of the chunk worker's pending answer."""
+
+    def __init__(self, chunked: Any) -> None:
+        self._chunked = chunked
+
+    def result(self) -> Any:
+        return self._chunked
+
+
+def _naive_later(path: str, text: str, language: str) -> _Chunked:
+    return _Chunked(_naive_chunks(path, text, language))
+
+
 @contextlib.contextmanager
 def naive_chunking() -> Iterator[None]:
+    """The indexer chunks with naive windows: in this process and in place of the chunk worker,
+    which parsed languages go to (chunking/isolated.py) and which this process cannot patch."""
     import kenning.indexer.chunks as chunks
 
-    saved = chunks.chunk_source
-    chunks.chunk_source = _naive_chunks
+    saved = chunks.chunk_source, chunks.chunk_later
+    chunks.chunk_source, chunks.chunk_later = _naive_chunks, _naive_later  # type: ignore[assignment]
     try:
         yield
     finally:
-        chunks.chunk_source = saved
+        chunks.chunk_source, chunks.chunk_later = saved
 
 
 def build(ws: Path, store: Path, naive: bool) -> dict[str, Any]:

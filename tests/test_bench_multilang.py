@@ -408,6 +408,24 @@ def test_identifier_queries_qualify_ambiguous_names() -> None:
     assert got == ["Filter next", "Map next", "unique_name"]
 
 
+def test_the_naive_index_is_windows_in_parsed_languages_too() -> None:
+    # A parsed language's files go to the chunk worker, another process: the naive baseline
+    # must not get kenning's chunks from it (it did, and every fresh naive store was kenning's).
+    from kenning.indexer.chunks import new_chunks
+    from kenning.workspace.entries import SourceText
+
+    text = "".join(f"func F{n}() int {{\n\treturn {n}\n}}\n\n" for n in range(30))
+    source = SourceText(
+        text=text, content_hash="0" * 32, size=len(text), mtime_ns=0, replaced=0, encoding="utf-8"
+    )
+    with multilang.naive_chunking():
+        chunks, symbols = new_chunks("f.go", source, "go")
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 39), (41, 79), (81, 119)]
+    assert symbols == []
+    chunks, symbols = new_chunks("f.go", source, "go")  # and kenning's own after it
+    assert len(symbols) == 30
+
+
 def test_naive_windows_are_forty_lines() -> None:
     text = "\n".join(f"line {i}" if i % 7 else "" for i in range(1, 101))
     chunks = multilang._naive_chunks("x.txt", text, "text").chunks
