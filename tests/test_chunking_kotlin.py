@@ -111,3 +111,36 @@ def test_kotlin_members_are_chunks_with_their_comments_and_class() -> None:
     # The companion object stays in the class's part; its members are the class's.
     assert (chunk_at(small, 42).kind, chunk_at(small, 42).symbol) == ("class", "CameraSession")
     assert not any(s.name == "bytes" for s in small.symbols)  # a local is no symbol
+
+
+def test_an_annotated_definitions_signature_runs_to_its_body() -> None:
+    # The grammar names no body field: the signature is read up to the body's node, annotations
+    # joined to it, as Java's are, not the first line (`@DoNotStrip`) alone.
+    text = src(
+        """
+        @DoNotStrip
+        public object Arguments {
+          @JvmStatic
+          public fun makeNativeArray(objects: List<*>?): WritableNativeArray {
+            val nativeArray = WritableNativeArray()
+            for (elem in objects.orEmpty()) {
+              nativeArray.pushString(elem.toString())
+            }
+            return nativeArray
+          }
+
+          fun size(array: ReadableArray): Int = array.size()
+          fun isEmpty(array: ReadableArray): Boolean = array.size() == 0
+        }
+        """
+    )
+    small = chunked(text, "kotlin", max_chars=200)
+    make = chunk_at(small, 5)
+    assert (make.kind, make.symbol) == ("method", "Arguments.makeNativeArray")
+    assert make.header.split("\n")[1:] == ["@DoNotStrip public object Arguments"]
+    rest = chunk_at(small, 8)
+    assert rest.header.split("\n")[2] == (
+        "  @JvmStatic public fun makeNativeArray(objects: List<*>?): WritableNativeArray"
+    )
+    # One-liners with an expression body are defined, not only declared.
+    assert chunk_at(small, 13).header.split("\n")[0] == "arguments: size, is empty"

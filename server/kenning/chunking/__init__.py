@@ -151,7 +151,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     the first blanked
 # 58: PHP's promoted constructor parameters are the class's properties; C#'s local functions
 #     are symbols
-CHUNKER_VERSION = 58
+# 59: a Kotlin definition's signature runs to its body (the grammar names no body field), its
+#     annotations joined to it; a one-line `fun f() = …` is defined, not declared
+CHUNKER_VERSION = 59
 
 log = logging.getLogger(__name__)
 

@@ -144,14 +144,17 @@ class _Out:
     declared: tuple[str, ...] = ()  # the functions only declared in it
 
 
-def _body(node: ts.Node) -> ts.Node | None:
+def _body(node: ts.Node, body_types: frozenset[str]) -> ts.Node | None:
     """A definition's body: its own, or that of the function its value or right side holds
-    (``const f = (x) => …``, ``Foo.prototype.bar = function () {…}``)."""
+    (``const f = (x) => …``, ``Foo.prototype.bar = function () {…}``); in a grammar that names
+    no body field, its child of one of ``body_types`` (Kotlin's ``class_body``)."""
     body = node.child_by_field_name("body")
     if body is None:
         value = node.child_by_field_name("value") or node.child_by_field_name("right")
         if value is not None:
             body = value.child_by_field_name("body")
+    if body is None and body_types:
+        body = next((child for child in node.children if child.type in body_types), None)
     return body
 
 
@@ -433,7 +436,7 @@ class CodeChunker:
             if not unit and not deep and name and kind in CALLABLE_KINDS:
                 # A function held by a variable, property or field has its body in the value
                 # (`const clamp = (n) => …`): it is defined, not only declared.
-                declared = _body(node) is None
+                declared = _body(node, self.grammar.body_types) is None
                 container = ".".join(path + qualifier) or None
                 self.leaves.append(
                     _Leaf(span.start_byte, span.end_byte, self._first_line(span), name, declared, container)
@@ -506,7 +509,7 @@ class CodeChunker:
         src = self.src
         node = unit.node
         start_node = unit.span_node if unit.rule.sig_from_span else node
-        body = _body(node)
+        body = _body(node, self.grammar.body_types)
         start = start_node.start_byte
         if body is not None and body.start_byte > start:
             end = body.start_byte

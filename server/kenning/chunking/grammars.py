@@ -544,6 +544,9 @@ class Grammar:
     # Calls that only bring names in, where the language imports by calling (Ruby's
     # `require`): a window of nothing else is boilerplate too.
     import_calls: frozenset[str] = frozenset()
+    # A definition's body, where the grammar gives it no field name (Kotlin's `class_body` and
+    # `function_body`): where its signature ends, and whether it is defined or only declared.
+    body_types: frozenset[str] = frozenset()
     _cache: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -1127,6 +1130,7 @@ GRAMMARS: dict[str, Grammar] = {
         blocks=("source_file", "class_body", "enum_class_body", "block"),
         attached=frozenset({"line_comment", "block_comment"}),
         imports=frozenset({"file_annotation", "package_header", "import"}),
+        body_types=frozenset({"class_body", "enum_class_body", "function_body", "block"}),
     ),
     "swift": Grammar(
         name="swift",
