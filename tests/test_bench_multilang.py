@@ -622,3 +622,14 @@ def test_documented_code_loses_only_the_sentence_a_query_is_made_of() -> None:
         "def close(it): pass  # Close it",
         [],
     )
+
+
+def test_generated_kotlin_is_left_out(tmp_path: Path) -> None:
+    root = tmp_path / "kotlin"
+    (root / "featureflags").mkdir(parents=True)
+    generated = "/*\n * @generated SignedSource<<a737>>\n */\n\n" + KOTLIN
+    (root / "featureflags" / "ReactNativeFeatureFlagsDefaults.kt").write_text(generated)
+    (root / "featureflags" / "Arguments.kt").write_text(KOTLIN)
+    prepared = mlcorpus.prepare("kotlin", root, tmp_path / "ws", budget=10_000, seed=7)
+    assert prepared.files == ["featureflags/Arguments.kt"]
+    assert {q.path for q in prepared.identifiers} == {"featureflags/Arguments.kt"}
