@@ -48,6 +48,7 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("ruby", (".rb", ".rake", ".gemspec"), ("Gemfile", "Rakefile", "Guardfile"), "tree-sitter"),
     _lang("kotlin", (".kt", ".kts"), (), "tree-sitter"),
     _lang("swift", (".swift",), (), "tree-sitter"),
+    _lang("lua", (".lua",), (), "tree-sitter"),
     # ".h" is C by convention (as GitHub linguist defaults it); the chunker retries a C header
     # that does not parse cleanly with the C++ grammar.
     _lang("c", (".c", ".h"), (), "tree-sitter"),
@@ -102,7 +103,6 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("fsharp", (".fs", ".fsi", ".fsx")),
     _lang("objective-c", (".m", ".mm")),
     _lang("perl", (".pl", ".pm", ".t")),
-    _lang("lua", (".lua",)),
     _lang("r", (".r", ".R", ".Rmd")),
     _lang("julia", (".jl",)),
     _lang("dart", (".dart",)),

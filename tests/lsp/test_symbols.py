@@ -131,8 +131,8 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
 ) -> None:
     """The scripts of Vue, Svelte and Astro components and of an HTML page, Flow-typed
     JavaScript, which the JavaScript grammar cannot read, C# with a directive inside a
-    statement, PHP, Ruby, Kotlin and Swift (a directive between a switch's cases), at the lines
-    the editor shows."""
+    statement, PHP, Ruby, Kotlin, Swift (a directive between a switch's cases) and Lua, at the
+    lines the editor shows."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -182,6 +182,11 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
                 "    #elseif os(macOS)\n    case NSApplication.willUnhideNotification:\n      return\n"
                 "    #endif\n    default:\n      return\n    }\n  }\n\n  func shutdown() {}\n}\n"
             ),
+            "client.lua": (
+                "local Client = {}\n\n--- Sends a request to the server.\n"
+                "function Client:request(method, params)\n  return self.rpc.request(method, params)\nend\n\n"
+                "return Client\n"
+            ),
             "Alert.js": (
                 "/**\n * @flow strict-local\n */\n\n"
                 "export type Buttons = Array<{\n  text?: string,\n  ...\n}>;\n\n"
@@ -202,6 +207,7 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
         ("check_headers", T.SymbolKind.Method, "Rack.Lint", "lint.rb", 5),
         ("create", T.SymbolKind.Method, "CameraSession", "CameraSession.kt", 4),
         ("shutdown", T.SymbolKind.Method, "AppContext", "AppContext.swift", 19),
+        ("request", T.SymbolKind.Method, "Client", "client.lua", 3),
         ("alert", T.SymbolKind.Method, "Alert", "Alert.js", 10),
         ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
     ):

@@ -395,7 +395,9 @@ class CodeChunker:
                 name = name_text(name_node, src).strip()
                 if not name or (rule.name_pattern and not re.match(rule.name_pattern, name)):
                     continue
-                kind = self._refine(rule.kind, name, qualifier, parent, type_names)
+                kind = rule.kind
+                if rule.refine:
+                    kind = self._refine(kind, name, qualifier, parent, type_names)
                 if kind in TYPE_KINDS:
                     type_names.add(name)
                 if rule.symbol:

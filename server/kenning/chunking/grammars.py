@@ -482,6 +482,34 @@ def swift_property_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     return found
 
 
+def _lua_name(name: ts.Node | None, src: bytes) -> Sequence[Name]:
+    """``f`` → f; ``M.util.start`` → start in ``M.util``; ``Client:send`` → send in Client. An
+    owner that is not a plain name path (``t[1].f``, ``f().g``) is left out."""
+    if name is None:
+        return []
+    if name.type == "identifier":
+        return [(name, ())]
+    field = name.child_by_field_name("field") or name.child_by_field_name("method")
+    table = name.child_by_field_name("table")
+    if field is None or table is None:
+        return []
+    path = node_text(table, src)
+    plain = all(part.isidentifier() for part in path.split("."))
+    return [(field, (path,) if plain else ())]
+
+
+def lua_function_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """``function M.start(config)``, ``local function helper()``, ``function Client:send()``."""
+    return _lua_name(node.child_by_field_name("name"), src)
+
+
+def lua_assigned_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """``M.handler = function (err, result) … end``, ``local on_exit = function () … end``: the
+    name on the left of the function."""
+    names = next((c for c in node.named_children if c.type == "variable_list"), None)
+    return _lua_name(names.child_by_field_name("name") if names is not None else None, src)
+
+
 def rust_impl_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     """An ``impl`` has no name of its own; its members live in the implemented type."""
     target = node.child_by_field_name("type")
@@ -517,6 +545,10 @@ class Rule:
     receiver: bool = False
     # What a method's body sets attributes on (its first parameter): (node, span, src) → name.
     receiver_of: Callable[[ts.Node, ts.Node, bytes], str | None] | None = None
+    # False: the kind stands as written, whatever qualifies the name or holds the definition
+    # (Lua's `function M.start` is a function and `function M:stop` a method, as LuaLS lists
+    # them; C++'s rule would make a capitalised owner's function a method).
+    refine: bool = True
 
 
 @dataclass(frozen=True)
@@ -1176,6 +1208,41 @@ GRAMMARS: dict[str, Grammar] = {
         blocks=("source_file", "class_body", "enum_class_body", "protocol_body", "statements"),
         attached=frozenset({"comment", "multiline_comment"}),
         imports=frozenset({"import_declaration"}),
+    ),
+    "lua": Grammar(
+        name="lua",
+        module="tree_sitter_lua",
+        loader="language",
+        definitions="""
+            (function_declaration name: (method_index_expression)) @method
+            (function_declaration) @function
+            (assignment_statement
+              (variable_list . name: (_))
+              (expression_list . value: (function_definition))) @assigned_function
+            (field name: (identifier) value: (function_definition)) @field_function
+            (assignment_statement
+              (variable_list . name: (_))
+              (expression_list . value: (table_constructor))) @table
+        """,
+        rules={
+            # As LuaLS lists them: `function Client:send()` takes `self`, a method of Client;
+            # `function M.start()` is a function of the table M (container M); a local one is
+            # a function (container: the function it is in).
+            "method": Rule("method", names=lua_function_name, chunk=True, scope=True, refine=False),
+            "function": Rule("function", names=lua_function_name, chunk=True, scope=True, refine=False),
+            "assigned_function": Rule(
+                "function", names=lua_assigned_name, chunk=True, scope=True, sig_from_span=True, refine=False
+            ),
+            # `local M = { start = function (config) … end }`: a function of the table, as LuaLS
+            # lists it (container: the table's name, when something names it).
+            "field_function": Rule("function", chunk=True, scope=True, sig_from_span=True, refine=False),
+            # `local M = { … }`, `M.handlers = { … }`: what names the functions in it; no symbol
+            # (every module would list its `M`).
+            "table": Rule("variable", names=lua_assigned_name, scope=True, symbol=False),
+        },
+        blocks=("chunk", "block"),
+        wrappers=frozenset({"variable_declaration"}),
+        attached=frozenset({"comment"}),
     ),
     "c": Grammar(
         name="c",

@@ -1,0 +1,83 @@
+"""Lua: functions as LuaLS lists them — a table's functions with the table as container, a
+method (`Client:send`) apart from a function (`M.start`), functions written in a table
+constructor — each a chunk with its LuaCATS comments."""
+
+from __future__ import annotations
+
+from kenning.languages import language_for_path
+from tests.chunking_helpers import chunk_at, chunked, src, symbols_of
+
+# In the shape of Neovim's runtime (vim/lsp/client.lua, vim/lsp.lua).
+CLIENT = src(
+    """
+    local api = vim.api
+    local M = {}
+
+    --- @class vim.lsp.Client
+    local Client = {}
+    Client.__index = Client
+
+    --- Creates a client from its config.
+    --- @param config vim.lsp.ClientConfig
+    --- @return vim.lsp.Client?
+    function Client.create(config)
+      local function validate(c)
+        return c.cmd ~= nil
+      end
+      if not validate(config) then
+        return nil
+      end
+      return setmetatable({ config = config }, Client)
+    end
+
+    --- Sends a request to the server.
+    function Client:request(method, params, handler)
+      return self.rpc.request(method, params, handler)
+    end
+
+    M.handlers = {
+      hover = function(err, result, ctx)
+        api.nvim_echo({ { result.contents } }, false, {})
+      end,
+    }
+
+    M.start = function(config)
+      return Client.create(config)
+    end
+
+    local function resolve_root(bufnr)
+      return vim.fs.root(bufnr, { '.git' })
+    end
+
+    function vim.lsp.util.trim_empty_lines(lines)
+      return vim.tbl_filter(function(line) return line ~= '' end, lines)
+    end
+
+    return M
+    """
+)
+
+
+def test_lua_functions_are_symbols_of_their_tables() -> None:
+    assert language_for_path("runtime/lua/vim/lsp/client.lua") == "lua"
+    result = chunked(CLIENT, "lua")
+    assert symbols_of(result) == {
+        ("create", "function", "Client"),
+        ("validate", "function", "Client.create"),
+        ("request", "method", "Client"),
+        ("hover", "function", "M.handlers"),
+        ("start", "function", "M"),
+        ("resolve_root", "function", None),
+        ("trim_empty_lines", "function", "vim.lsp.util"),
+    }
+
+
+def test_lua_functions_are_chunks_with_their_comments() -> None:
+    result = chunked(CLIENT, "lua")
+    create = chunk_at(result, 12)
+    assert (create.kind, create.symbol) == ("function", "Client.create")
+    assert create.text.startswith("--- Creates a client from its config.")
+    request = chunk_at(result, 23)
+    assert (request.kind, request.symbol) == ("method", "Client.request")
+    assert request.text.startswith("--- Sends a request to the server.")
+    assert (chunk_at(result, 28).kind, chunk_at(result, 28).symbol) == ("function", "M.handlers.hover")
