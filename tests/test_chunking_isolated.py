@@ -170,3 +170,26 @@ def test_kenning_index_survives_a_repository_of_such_files(tmp_path: Path) -> No
         assert f"f{n:02}.py:1" in kenning("symbols", f"upload_{n}", "--root", str(root)).stdout
     searched = kenning("search", "evil", "--root", str(root))
     assert searched.returncode == 0, searched.stderr
+
+
+def test_a_files_time_limit_grows_with_its_size() -> None:
+    assert isolated.time_limit(0) == isolated.TIMEOUT_BASE
+    assert isolated.time_limit(2**20) == isolated.TIMEOUT_BASE + isolated.TIMEOUT_PER_MIB
+    assert isolated.time_limit(2 * 2**20) == isolated.TIMEOUT  # the 2 MiB file cap: a minute
+    # Real code is chunked at 3 s a MiB or faster; a limit leaves ten times that.
+    assert isolated.TIMEOUT_PER_MIB >= 10 * 3
+
+
+def test_a_quadratic_parse_costs_what_its_size_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # tree-sitter-lua takes time quadratic in lines of `#ifdef A` (9 s at 8,000 here, ~40 s at
+    # 16,000): the 140 KB file is stopped at its own limit, not at the minute any file may take.
+    chunk_isolated("warm.py", GOOD, "python")
+    monkeypatch.setattr(isolated, "TIMEOUT_BASE", 1.0)
+    hostile = "#ifdef A\n" * 16_000
+    limit = isolated.time_limit(len(hostile))
+    assert limit < 6.0
+    started = time.monotonic()
+    with pytest.raises(ParserLimitError, match=f"it took longer than {limit:.0f} s"):
+        chunk_isolated("init.lua", hostile, "lua")
+    assert time.monotonic() - started < isolated.TIMEOUT / 2
+    assert [s.name for s in chunk_isolated("good.py", GOOD, "python").symbols] == ["retry_upload"]

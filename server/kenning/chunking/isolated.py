@@ -3,10 +3,11 @@ cannot get through costs that file, not the server.
 
 One worker serves the whole process and is started on first use. Files are handed to it ahead
 of need (``chunk_later``): it parses the next files on its own core while the indexer writes
-the last ones, and answers in the order they were sent. When it takes longer than ``TIMEOUT``
-seconds over a file, runs out of its memory or dies, it is killed and ``ParserLimitError`` says
-so for that file (the indexer then windows it and counts it); the files sent after it go to a
-new worker. Where no worker can be started at all, files are chunked in this process as before.
+the last ones, and answers in the order they were sent. When it takes longer over a file than
+that file's size allows (``time_limit``), runs out of its memory or dies, it is killed and
+``ParserLimitError`` says so for that file (the indexer then windows it and counts it); the files
+sent after it go to a new worker. Where no worker can be started at all, files are chunked in
+this process as before.
 """
 
 from __future__ import annotations
@@ -30,9 +31,21 @@ from kenning.chunking.pipe import ChunkerFailure, read_message, write_message
 
 log = logging.getLogger(__name__)
 
-# Seconds a file may take. The largest file parsed (2 MiB) takes a few seconds on a slow core;
-# what takes longer is a parser gone quadratic, which would take hours.
+# Seconds a file may take: TIMEOUT_BASE, and TIMEOUT_PER_MIB more per MiB of it, TIMEOUT at most.
+# Real code is chunked at 3 s a MiB or faster on this shared machine's slow, busy cores (the
+# slowest of its 120 largest parsed files: Effect's 0.9 MB `Effect.ts`, 2.7 s), so the limit
+# leaves ten times that. What takes longer is a parser gone quadratic (tree-sitter-lua on 8,000
+# lines of `#ifdef A`: 9 s; twice the lines, four times the time), and it then costs what its size
+# allows, not a minute: a 70 KB file 7 s.
 TIMEOUT = 60.0
+TIMEOUT_BASE = 5.0
+TIMEOUT_PER_MIB = 30.0
+
+
+def time_limit(size: int) -> float:
+    """Seconds the worker may spend on a file of ``size`` characters."""
+    return min(TIMEOUT, TIMEOUT_BASE + TIMEOUT_PER_MIB * size / 2**20)
+
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the directory holding `kenning/`
 
@@ -47,6 +60,8 @@ class _Job:
 
     def __init__(self, path: str, text: str, language: str) -> None:
         self.request = (path, text, language)
+        # `or`: a text that is none (a caller's bug) is the worker's to answer for, not this thread's.
+        self.limit = time_limit(len(text or ""))
         self.answered = threading.Event()
         self.answer: ChunkedFile | ChunkerFailure | str | object = None
 
@@ -132,7 +147,7 @@ class _Worker:
             for job in lost:
                 job.answer = "the chunk worker was stopped"
         elif lost and self.killed_over is lost[0]:
-            lost[0].answer = f"it took longer than {TIMEOUT:.0f} s"
+            lost[0].answer = f"it took longer than {lost[0].limit:.0f} s"
         elif lost and self.killed_over is None:
             # Answers come in order, so the worker died over the first file it did not answer.
             lost[0].answer = f"the chunk worker stopped (exit status {code}: out of memory or crashed)"
@@ -140,16 +155,18 @@ class _Worker:
             job.answered.set()
 
     def wait(self, job: _Job) -> None:
-        """Until ``job`` is answered. Whoever waits kills the worker once it has spent
-        ``TIMEOUT`` on one file, this one or one sent before it."""
+        """Until ``job`` is answered. Whoever waits kills the worker once it has spent longer on
+        one file, this one or one sent before it, than that file's limit."""
         while True:
             with self.lock:
-                deadline = self.head_since + TIMEOUT
+                deadline = self.head_since + (self.sent[0].limit if self.sent else TIMEOUT)
             if job.answered.wait(max(0.0, deadline - time.monotonic())):
                 return
             with self.lock:
-                if self.killed_over is None and self.sent and time.monotonic() - self.head_since >= TIMEOUT:
-                    self.killed_over = self.sent[0]
+                head = self.sent[0] if self.sent else None
+                overdue = head is not None and time.monotonic() - self.head_since >= head.limit
+                if self.killed_over is None and overdue:
+                    self.killed_over = head
                     # The reader sees the end and answers for every file sent (the one killed
                     # over may still get its chunks, if they were on their way).
                     self.process.kill()
