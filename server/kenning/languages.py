@@ -49,6 +49,14 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("kotlin", (".kt", ".kts"), (), "tree-sitter"),
     _lang("swift", (".swift",), (), "tree-sitter"),
     _lang("lua", (".lua",), (), "tree-sitter"),
+    # Bourne-family scripts, read with tree-sitter-bash (zsh and ksh mostly parse; what does not is
+    # a local error).
+    _lang(
+        "shell",
+        (".sh", ".bash", ".zsh", ".ksh"),
+        (".bashrc", ".bash_profile", ".zshrc", ".profile"),
+        "tree-sitter",
+    ),
     # ".h" is C by convention (as GitHub linguist defaults it); the chunker retries a C header
     # that does not parse cleanly with the C++ grammar.
     _lang("c", (".c", ".h"), (), "tree-sitter"),
@@ -74,11 +82,7 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("jupyter", (".ipynb",), (), "tree-sitter"),
     _lang("markdown", (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdx"), (), "markdown"),
     # Text-only: indexed in line windows, but filterable by name.
-    _lang(
-        "shell",
-        (".sh", ".bash", ".zsh", ".ksh", ".fish"),
-        (".bashrc", ".bash_profile", ".zshrc", ".profile"),
-    ),
+    _lang("fish", (".fish",)),
     _lang("powershell", (".ps1", ".psm1", ".psd1")),
     _lang("batch", (".bat", ".cmd")),
     _lang("toml", (".toml",), ("Pipfile", "poetry.lock", "Cargo.lock")),

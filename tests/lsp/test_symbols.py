@@ -131,8 +131,8 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
 ) -> None:
     """The scripts of Vue, Svelte and Astro components and of an HTML page, Flow-typed
     JavaScript, which the JavaScript grammar cannot read, C# with a directive inside a
-    statement, PHP, Ruby, Kotlin, Swift (a directive between a switch's cases) and Lua, at the
-    lines the editor shows."""
+    statement, PHP, Ruby, Kotlin, Swift (a directive between a switch's cases), Lua and a shell
+    script, at the lines the editor shows."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -187,6 +187,9 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
                 "function Client:request(method, params)\n  return self.rpc.request(method, params)\nend\n\n"
                 "return Client\n"
             ),
+            "build.sh": (
+                '#!/bin/sh\nset -e\n\n# Compresses one file.\ncompress_file() {\n  gzip -9 "$1"\n}\n'
+            ),
             "Alert.js": (
                 "/**\n * @flow strict-local\n */\n\n"
                 "export type Buttons = Array<{\n  text?: string,\n  ...\n}>;\n\n"
@@ -208,6 +211,7 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
         ("create", T.SymbolKind.Method, "CameraSession", "CameraSession.kt", 4),
         ("shutdown", T.SymbolKind.Method, "AppContext", "AppContext.swift", 19),
         ("request", T.SymbolKind.Method, "Client", "client.lua", 3),
+        ("compress_file", T.SymbolKind.Function, None, "build.sh", 4),
         ("alert", T.SymbolKind.Method, "Alert", "Alert.js", 10),
         ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
     ):

@@ -3,7 +3,7 @@
 ``chunk_source`` is the only entry point. It picks the chunker from the language name:
 
 * code with a tree-sitter grammar (python, javascript, typescript, tsx, go, rust, java, kotlin,
-  swift, csharp, php, ruby, lua, c, cpp)
+  swift, csharp, php, ruby, lua, shell, c, cpp)
   → definition-level chunks and symbols (``kenning.chunking.code``);
 * ``vue``, ``svelte`` and ``astro`` components and ``html`` pages → the same for their scripts, the
   markup between and around them in windows (``kenning.chunking.components``);
@@ -154,7 +154,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 59: a Kotlin definition's signature runs to its body (the grammar names no body field), its
 #     annotations joined to it; a one-line `fun f() = …` is defined, not declared
 # 60: Lua parsed (tree-sitter-lua)
-CHUNKER_VERSION = 60
+# 61: shell scripts parsed (tree-sitter-bash)
+CHUNKER_VERSION = 61
 
 log = logging.getLogger(__name__)
 

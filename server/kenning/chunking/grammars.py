@@ -1209,6 +1209,24 @@ GRAMMARS: dict[str, Grammar] = {
         attached=frozenset({"comment", "multiline_comment"}),
         imports=frozenset({"import_declaration"}),
     ),
+    "shell": Grammar(
+        name="shell",
+        module="tree_sitter_bash",
+        loader="language",
+        definitions="""
+            (function_definition) @function
+            (program (variable_assignment) @constant)
+            (program (declaration_command (variable_assignment) @constant))
+        """,
+        rules={
+            "function": _FUNC,
+            # A script's settings (`readonly ROOT=…`, `VERSION=1.2`), as bash-language-server
+            # lists its variables; UPPER_CASE ones only, the names a reader looks for.
+            "constant": Rule("constant", name_pattern=_UPPER),
+        },
+        blocks=("program", "compound_statement", "do_group", "case_item", "if_statement", "else_clause"),
+        attached=frozenset({"comment"}),
+    ),
     "lua": Grammar(
         name="lua",
         module="tree_sitter_lua",
