@@ -86,3 +86,28 @@ def test_a_classs_doc_comment_inside_a_module_stays_with_the_class() -> None:
     call = chunk_at(small, 16)
     assert (call.kind, call.symbol) == ("method", "Rack.Lint.call")
     assert call.header.split("\n")[1:] == ["module Rack", "  class Lint"]
+
+
+def test_attribute_accessors_are_properties_of_their_class() -> None:
+    text = src(
+        """
+        class User
+          attr_reader :name, :email
+          attr_accessor :age
+          private attr_writer :token
+
+          def initialize(name)
+            @name = name
+          end
+        end
+        """
+    )
+    result = chunked(text, "ruby")  # checks each name's column too: `name`, not `:name`
+    assert symbols_of(result) == {
+        ("User", "class", None),
+        ("name", "property", "User"),
+        ("email", "property", "User"),
+        ("age", "property", "User"),
+        ("token", "property", "User"),
+        ("initialize", "method", "User"),
+    }

@@ -155,7 +155,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     annotations joined to it; a one-line `fun f() = …` is defined, not declared
 # 60: Lua parsed (tree-sitter-lua)
 # 61: shell scripts parsed (tree-sitter-bash)
-CHUNKER_VERSION = 61
+# 62: Ruby's `attr_reader`/`attr_writer`/`attr_accessor` names are properties
+CHUNKER_VERSION = 62
 
 log = logging.getLogger(__name__)
 

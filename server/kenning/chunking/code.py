@@ -62,6 +62,7 @@ from kenning.chunking.components import blank_outside, script_lines
 from kenning.chunking.directives import blank_inactive_branches
 from kenning.chunking.grammars import (
     DECLARING_KINDS,
+    SIGILS,
     TYPE_KINDS,
     Compiled,
     Grammar,
@@ -409,7 +410,7 @@ class CodeChunker:
                         start_line=span_start,
                         end_line=span_end,
                         name_line=name_node.start_point.row + 1,
-                        name_col=self._char_col(name_node),
+                        name_col=self._char_col(name_node) + SIGILS.get(name_node.type, 0),
                     )
                     if rule.receiver:  # listed after the walk, unless its class defines the name
                         attributes.setdefault((container, name), symbol)

@@ -112,10 +112,17 @@ _C_NAME_TYPES = frozenset(
 )
 
 
+# Name nodes that begin with a sigil that is no part of the name: Ruby's `attr_reader :email`
+# names `email`. The characters to skip, by node type.
+SIGILS = {"simple_symbol": 1}
+
+
 def name_text(node: ts.Node, src: bytes) -> str:
-    """A definition's name as written. A C++ conversion operator (``operator_cast``) has no name
-    node: its name is the keyword and the target type, up to the parameters (``operator const
-    char*() const`` → ``operator const char*``)."""
+    """A definition's name as written, less a sigil (``SIGILS``). A C++ conversion operator
+    (``operator_cast``) has no name node: its name is the keyword and the target type, up to the
+    parameters (``operator const char*() const`` → ``operator const char*``)."""
+    if node.type in SIGILS:
+        return node_text(node, src)[SIGILS[node.type] :]
     if node.type != "operator_cast":
         return node_text(node, src)
     end = node.end_byte
@@ -508,6 +515,12 @@ def lua_assigned_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     name on the left of the function."""
     names = next((c for c in node.named_children if c.type == "variable_list"), None)
     return _lua_name(names.child_by_field_name("name") if names is not None else None, src)
+
+
+def ruby_attribute_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """The accessors ``attr_reader :name, :email`` defines: each symbol argument."""
+    arguments = node.child_by_field_name("arguments")
+    return [(a, ()) for a in arguments.named_children if a.type == "simple_symbol"] if arguments else []
 
 
 def rust_impl_name(node: ts.Node, src: bytes) -> Sequence[Name]:
@@ -1106,6 +1119,10 @@ GRAMMARS: dict[str, Grammar] = {
             (singleton_method) @singleton_method
             (program (assignment left: (constant)) @constant)
             (body_statement (assignment left: (constant)) @constant)
+            (call
+              method: (identifier) @_attr
+              arguments: (argument_list (simple_symbol))
+              (#match? @_attr "^attr_(reader|writer|accessor)$")) @attribute
         """,
         rules={
             "module": Rule("module", chunk=True, container=True, scope=True),
@@ -1116,6 +1133,9 @@ GRAMMARS: dict[str, Grammar] = {
             "function": _FUNC,
             "singleton_method": Rule("method", chunk=True, scope=True),  # `def self.build`
             "constant": Rule("constant", names=names_in("left")),
+            # `attr_reader :name, :email` defines the accessors `name` and `email`, which
+            # Solargraph lists with the class's methods.
+            "attribute": Rule("property", names=ruby_attribute_names),
         },
         blocks=("program", "body_statement"),
         attached=frozenset({"comment"}),
