@@ -4,6 +4,7 @@ the indexer windows it and counts it."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -53,6 +54,14 @@ def test_the_worker_chunks_as_this_process_does() -> None:
         assert chunk_isolated("x", text, language) == chunk_source("x", text, language)
 
 
+@pytest.fixture
+def no_time_limit_before_the_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The crash comes once the parser has taken the worker's 2 GiB, which on a busy machine can
+    take longer than a 24 KB file's time limit (6 s): these tests are about the crash."""
+    monkeypatch.setattr(isolated, "TIMEOUT_BASE", isolated.TIMEOUT)
+
+
+@pytest.mark.usefixtures("no_time_limit_before_the_crash")
 def test_a_file_that_crashes_the_parser_costs_only_that_file() -> None:
     with pytest.raises(ParserLimitError, match="the chunk worker stopped"):
         chunk_isolated("evil.py", CRASHES_THE_PARSER, "python")
@@ -72,6 +81,7 @@ def _good(n: int) -> str:
     return f"def upload_{n}(path):\n    return path\n"
 
 
+@pytest.mark.usefixtures("no_time_limit_before_the_crash")
 def test_files_sent_ahead_are_answered_in_order_around_a_crash() -> None:
     # The indexer sends the next files before it asks for this one's chunks. When the worker
     # dies over one of them, that file alone fails; the ones sent after it go to a new worker.
@@ -162,7 +172,8 @@ def test_kenning_index_survives_a_repository_of_such_files(tmp_path: Path) -> No
     out = kenning("index", str(root))
     assert out.returncode == 0, out.stderr
     assert "indexed 14 files" in out.stdout
-    assert "evil.py: not parsed, the chunk worker stopped" in out.stderr
+    # The worker crashes over it, or is stopped first at its time limit on a busy machine.
+    assert re.search(r"evil\.py: not parsed, (the chunk worker stopped|it took longer than)", out.stderr)
     assert "warning: 1 file not parsed" in out.stderr
     found = kenning("symbols", "retry_upload", "--root", str(root))
     assert "uploads.py:1" in found.stdout
