@@ -600,6 +600,11 @@ _FUNC = Rule("function", chunk=True, scope=True)
 # symbols, as the language servers list them (SymbolKind.EnumMember); never chunks.
 _ENUM_MEMBER = Rule("enum_member")
 _CLASS = Rule("class", chunk=True, container=True, scope=True)
+_INTERFACE = Rule("interface", chunk=True, container=True, scope=True)
+# An enum with members of its own (Java, C#, PHP, Kotlin): split as a class is when too big.
+_ENUM_TYPE = Rule("enum", chunk=True, container=True, scope=True)
+_METHOD = Rule("method", chunk=True, scope=True)
+_CONSTRUCTOR = Rule("constructor", chunk=True, scope=True)
 _UPPER = r"[A-Z][A-Z0-9_]*\Z"
 _CAP_WORDS = r"[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*\Z"
 
@@ -682,10 +687,10 @@ _JS_RULES: dict[str, Rule] = {
     "default_class": Rule("class", names=js_default_name, chunk=True, container=True, scope=True),
     "default_function": Rule("function", names=js_default_name, chunk=True, scope=True),
     # `class {}` in an expression is only a definition when something names it.
-    "class_expression": Rule("class", chunk=True, container=True, scope=True),
+    "class_expression": _CLASS,
     "var_class": Rule("class", chunk=True, container=True, scope=True, sig_from_span=True),
     "function": _FUNC,
-    "method": Rule("method", chunk=True, scope=True),
+    "method": _METHOD,
     "var_function": Rule("function", chunk=True, scope=True, sig_from_span=True),
     "assigned_function": Rule(
         "function",
@@ -719,7 +724,7 @@ _JS_RULES: dict[str, Rule] = {
 
 _TS_RULES: dict[str, Rule] = {
     **_JS_RULES,
-    "interface": Rule("interface", chunk=True, container=True, scope=True),
+    "interface": _INTERFACE,
     "type": Rule("type", chunk=True, scope=True),
     "enum": Rule("enum", chunk=True, scope=True),
     "namespace": Rule("namespace", chunk=True, container=True, scope=True),
@@ -889,7 +894,7 @@ GRAMMARS: dict[str, Grammar] = {
             "function": _FUNC,
             "method": Rule("method", names=go_method_name, chunk=True, scope=True),
             "struct": Rule("struct", chunk=True, scope=True),
-            "interface": Rule("interface", chunk=True, container=True, scope=True),
+            "interface": _INTERFACE,
             "type": Rule("type", chunk=True, scope=True),
             "field": Rule("field", names=go_field_names),
             "method_elem": Rule("method", declaration=True),
@@ -989,10 +994,10 @@ GRAMMARS: dict[str, Grammar] = {
         """,
         rules={
             "class": _CLASS,
-            "interface": Rule("interface", chunk=True, container=True, scope=True),
-            "enum": Rule("enum", chunk=True, container=True, scope=True),
-            "method": Rule("method", chunk=True, scope=True),
-            "constructor": Rule("constructor", chunk=True, scope=True),
+            "interface": _INTERFACE,
+            "enum": _ENUM_TYPE,
+            "method": _METHOD,
+            "constructor": _CONSTRUCTOR,
             "method_signature": Rule("method"),
             "field": Rule("field", names=names_in_children("declarator", "name")),
             "constant": Rule("constant", names=names_in_children("declarator", "name")),
@@ -1039,15 +1044,15 @@ GRAMMARS: dict[str, Grammar] = {
         rules={
             "class": _CLASS,
             "struct": Rule("struct", chunk=True, container=True, scope=True),
-            "interface": Rule("interface", chunk=True, container=True, scope=True),
-            "enum": Rule("enum", chunk=True, container=True, scope=True),
+            "interface": _INTERFACE,
+            "enum": _ENUM_TYPE,
             # A namespace holds a file's types, as Java's package does: not a scope, so a member
             # is `BlobStore.Save` whether the file writes `namespace Acme { … }` or the
             # file-scoped `namespace Acme;` (whose types are not inside it in the tree).
             "namespace": Rule("namespace", chunk=True, container=True),
             "file_namespace": Rule("namespace"),
-            "method": Rule("method", chunk=True, scope=True),
-            "constructor": Rule("constructor", chunk=True, scope=True),
+            "method": _METHOD,
+            "constructor": _CONSTRUCTOR,
             # `int Local(int x) => …` inside a method: the method's, as OmniSharp lists it.
             "local_function": _FUNC,
             # Properties with accessor bodies span lines: a chunk of their own, as a method's.
@@ -1084,16 +1089,16 @@ GRAMMARS: dict[str, Grammar] = {
         """,
         rules={
             "class": _CLASS,
-            "interface": Rule("interface", chunk=True, container=True, scope=True),
+            "interface": _INTERFACE,
             "trait": Rule("trait", chunk=True, container=True, scope=True),
-            "enum": Rule("enum", chunk=True, container=True, scope=True),
+            "enum": _ENUM_TYPE,
             # A namespace holds a file's types, as Java's package does: not a scope, whether
             # written `namespace App\Http;` or with braces.
             "namespace": Rule("namespace", chunk=True, container=True),
             # No scope: the properties its promoted parameters declare (`public function
             # __construct(private Storage $storage)`) are the class's, as Intelephense lists them.
             "constructor": Rule("constructor", chunk=True),
-            "method": Rule("method", chunk=True, scope=True),
+            "method": _METHOD,
             "function": _FUNC,
             "property": Rule("property", names=php_element_names),
             "promoted_property": Rule("property"),
@@ -1129,9 +1134,9 @@ GRAMMARS: dict[str, Grammar] = {
             "class": _CLASS,
             # A module is a mixin: its `def`s are methods, as in a class (where `def` becomes
             # one anyway), and a function only at the top level or in a block.
-            "module_method": Rule("method", chunk=True, scope=True),
+            "module_method": _METHOD,
             "function": _FUNC,
-            "singleton_method": Rule("method", chunk=True, scope=True),  # `def self.build`
+            "singleton_method": _METHOD,  # `def self.build`
             "constant": Rule("constant", names=names_in("left")),
             # `attr_reader :name, :email` defines the accessors `name` and `email`, which
             # Solargraph lists with the class's methods.
@@ -1163,12 +1168,12 @@ GRAMMARS: dict[str, Grammar] = {
             (type_alias) @type
         """,
         rules={
-            "interface": Rule("interface", chunk=True, container=True, scope=True),
-            "enum": Rule("enum", chunk=True, container=True, scope=True),
+            "interface": _INTERFACE,
+            "enum": _ENUM_TYPE,
             "class": _CLASS,
             # `object Registry { … }`: a singleton, a class to its reader. A companion object is
             # no rule: its members are called on the class (`Foo.create()`) and listed there.
-            "object": Rule("class", chunk=True, container=True, scope=True),
+            "object": _CLASS,
             "function": Rule("function", names=kotlin_function_name, chunk=True, scope=True),
             "constructor": Rule("constructor", names=keyword_name("constructor"), chunk=True, scope=True),
             # `class Point(val x: Int, val y: Int)`: x and y are properties, as the IDE lists them.
