@@ -1,5 +1,5 @@
-"""The multi-language benchmark corpora: real Go, Rust, TypeScript, JavaScript, Java, Kotlin, Swift, C and C++
-sources with their doc comments removed, and the queries those doc comments give.
+"""The multi-language benchmark corpora: real Go, Rust, TypeScript, JavaScript, Java, Kotlin, Swift, Lua, C
+and C++ sources with their doc comments removed, and the queries those doc comments give.
 
 Where the sources come from (registries only; nothing is committed to this repository):
 
