@@ -51,7 +51,8 @@ A language whose sources are missing is reported as such and skipped.
 
 Each language keeps a seeded subset of whole directories (packages / modules), at most a
 quarter of the budget from one directory, until its budget of non-blank code lines is reached:
-a few thousand chunks, which this shared machine embeds in minutes.
+a few thousand chunks, which this shared machine embeds in minutes. A file larger than the whole
+budget is left out: alone it would be the sample, and such files are data (pydoc's topics).
 
 Doc comments are found with tree-sitter and blanked (their lines kept, so line numbers match):
 Go comment groups directly above a declaration, Rust ``///``/``//!``/``/** */``/``/*! */``,
@@ -452,6 +453,8 @@ def prepare(
                 continue
             out = strip(lang, rel, text)
             n = _code_lines(out[0])  # the budget counts stripped lines, documented copy or not
+            if n > budget:  # one file would be the whole sample: data (pydoc's 15,711-line topics)
+                continue
             if documented and random.Random(f"{seed}:{rel}").random() < documented:
                 kept, queries = (text, out[1]) if summaries else without_summaries(text, out[1])
                 out = (kept, queries, out[2])

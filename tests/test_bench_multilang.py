@@ -699,3 +699,14 @@ def test_generated_kotlin_is_left_out(tmp_path: Path) -> None:
     prepared = mlcorpus.prepare("kotlin", root, tmp_path / "ws", budget=10_000, seed=7)
     assert prepared.files == ["featureflags/Arguments.kt"]
     assert {q.path for q in prepared.identifiers} == {"featureflags/Arguments.kt"}
+
+
+def test_a_file_larger_than_the_budget_is_left_out(tmp_path: Path) -> None:
+    # pydoc's topics.py (15,711 lines of one dict) was seed 8's whole Python sample: no queries
+    root = tmp_path / "kotlin"
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "Table.kt").write_text("val table = listOf(\n" + "    1,\n" * 200 + ")\n")
+    (root / "data" / "Arguments.kt").write_text(KOTLIN)
+    prepared = mlcorpus.prepare("kotlin", root, tmp_path / "ws", budget=150, seed=7)
+    assert prepared.files == ["data/Arguments.kt"]
+    assert prepared.identifiers
