@@ -49,6 +49,8 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("kotlin", (".kt", ".kts"), (), "tree-sitter"),
     _lang("swift", (".swift",), (), "tree-sitter"),
     _lang("lua", (".lua",), (), "tree-sitter"),
+    # ".mm" is Objective-C++: read as Objective-C, or as C++ where that leaves less in error nodes.
+    _lang("objective-c", (".m", ".mm"), (), "tree-sitter"),
     # Bourne-family scripts, read with tree-sitter-bash (zsh and ksh mostly parse; what does not is
     # a local error).
     _lang(
@@ -105,7 +107,6 @@ _TABLE: tuple[LanguageInfo, ...] = (
     _lang("terraform", (".tf", ".tfvars", ".hcl")),
     _lang("scala", (".scala", ".sc")),
     _lang("fsharp", (".fs", ".fsi", ".fsx")),
-    _lang("objective-c", (".m", ".mm")),
     _lang("perl", (".pl", ".pm", ".t")),
     _lang("r", (".r", ".R", ".Rmd")),
     _lang("julia", (".jl",)),

@@ -131,8 +131,9 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
 ) -> None:
     """The scripts of Vue, Svelte and Astro components and of an HTML page, Flow-typed
     JavaScript, which the JavaScript grammar cannot read, C# with a directive inside a
-    statement, PHP, Ruby, Kotlin, Swift (a directive between a switch's cases), Lua and a shell
-    script, at the lines the editor shows."""
+    statement, PHP, Ruby, Kotlin, Swift (a directive between a switch's cases), Lua, a shell
+    script and Objective-C (a React Native exported method, a header's `@interface`), at the
+    lines the editor shows."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -190,6 +191,17 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
             "build.sh": (
                 '#!/bin/sh\nset -e\n\n# Compresses one file.\ncompress_file() {\n  gzip -9 "$1"\n}\n'
             ),
+            "RCTScrollViewManager.m": (
+                '#import "RCTScrollViewManager.h"\n\n@implementation RCTScrollViewManager\n\n'
+                "RCT_EXPORT_MODULE()\n\n"
+                "RCT_EXPORT_METHOD(scrollTo : (nonnull NSNumber *)reactTag offsetX : (CGFloat)x)\n{\n"
+                "  [self scroll:reactTag];\n}\n\n@end\n"
+            ),
+            "RCTUIManager.h": (
+                "#import <UIKit/UIKit.h>\n\nNS_ASSUME_NONNULL_BEGIN\n\n"
+                "@interface RCTUIManager : NSObject\n\n"
+                "- (void)setSize:(CGSize)size forView:(UIView *)view;\n\n@end\n\nNS_ASSUME_NONNULL_END\n"
+            ),
             "Alert.js": (
                 "/**\n * @flow strict-local\n */\n\n"
                 "export type Buttons = Array<{\n  text?: string,\n  ...\n}>;\n\n"
@@ -212,6 +224,9 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
         ("shutdown", T.SymbolKind.Method, "AppContext", "AppContext.swift", 19),
         ("request", T.SymbolKind.Method, "Client", "client.lua", 3),
         ("compress_file", T.SymbolKind.Function, None, "build.sh", 4),
+        ("scrollTo:offsetX:", T.SymbolKind.Method, "RCTScrollViewManager", "RCTScrollViewManager.m", 6),
+        ("RCTUIManager", T.SymbolKind.Class, None, "RCTUIManager.h", 4),
+        ("setSize:forView:", T.SymbolKind.Method, "RCTUIManager", "RCTUIManager.h", 6),
         ("alert", T.SymbolKind.Method, "Alert", "Alert.js", 10),
         ("Buttons", T.SymbolKind.TypeParameter, None, "Alert.js", 4),
     ):

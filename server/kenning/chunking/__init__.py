@@ -28,6 +28,7 @@ BOM. Lines are ``text.split("\\n")``; ``str.splitlines()`` would also split on `
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import replace
 
 from kenning.chunking.code import CodeChunker
@@ -156,7 +157,10 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 60: Lua parsed (tree-sitter-lua)
 # 61: shell scripts parsed (tree-sitter-bash)
 # 62: Ruby's `attr_reader`/`attr_writer`/`attr_accessor` names are properties
-CHUNKER_VERSION = 62
+# 63: Objective-C parsed (tree-sitter-objc; `.m`, `.mm`, and `.h` headers declaring an
+#     `@interface` or `@protocol`); a macro line after an Objective-C `@` line, or with an
+#     `@{…}` argument, blanked like any other
+CHUNKER_VERSION = 63
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +176,9 @@ DEFAULT_MAX_CHARS = 800
 # Beyond these a file is windowed without parsing: parse time grows with size, and a file whose
 # text is mostly very long lines is minified or generated, where definitions help nobody.
 _MAX_PARSE_CHARS = 2_000_000
+# An Objective-C header: a class, category or protocol declared at a line's start (not in a
+# comment's example, as JUCE's C++ headers show one, indented).
+_OBJC_HEADER = re.compile(r"^@(?:interface|protocol)\b", re.MULTILINE)
 _LONG_LINE = 2_000
 _LONG_LINE_SHARE = 0.5
 
@@ -209,11 +216,19 @@ def chunk_source(path: str, text: str, language: str, *, max_chars: int = DEFAUL
     if grammar is not None and len(text) <= _MAX_PARSE_CHARS and not _is_minified(index, len(text)):
         try:
             fallback = None
-            if language == "c" and path.endswith(".h"):
+            if language == "c" and path.endswith(".h") and _OBJC_HEADER.search(text):
+                # An Objective-C header (`@interface`, `@protocol`): read as Objective-C, or as
+                # C++ where that leaves less in error nodes.
+                grammar, fallback = GRAMMARS["objective-c"], GRAMMARS["cpp"]
+            elif language == "c" and path.endswith(".h"):
                 # ".h" is C or C++; the C grammar reads `class X {…}` as a function without an
                 # error, so try C++ first (a superset for declarations) and fall back to C when
                 # C++ fails (C code using `new` or `class` as identifiers).
                 grammar, fallback = GRAMMARS["cpp"], grammar
+            elif language == "objective-c" and path.endswith(".mm"):
+                # Objective-C++: the Objective-C grammar reads no C++ (`std::vector<int>`, lambdas)
+                # and the C++ grammar no `@implementation`; whichever leaves less in errors.
+                fallback = GRAMMARS["cpp"]
             elif language == "javascript":
                 # Flow-typed JavaScript (React Native, Jest, Metro …) annotates types in ".js"
                 # files; the JavaScript grammar loses whole files to them, the TSX grammar reads

@@ -69,6 +69,7 @@ from kenning.chunking.grammars import (
     Rule,
     compiled,
     error_nodes,
+    name_anchor,
     name_text,
     node_text,
     parser_for,
@@ -77,12 +78,13 @@ from kenning.chunking.header import name_line, names_line
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.macros import blank_macros
 from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, Symbol
+from kenning.chunking.objc_macros import repair_objc
 from kenning.chunking.rust_macros import open_item_macros
 from kenning.chunking.ts_repairs import repair as repair_typescript
 
 # C and C++: parsed with macro invocations blanked (``macros.py``); a ".h" falls back from C++
 # to C on the same blanked bytes.
-_MACRO_GRAMMARS = frozenset({"c", "cpp"})
+_MACRO_GRAMMARS = frozenset({"c", "cpp", "objective-c"})
 _TS_GRAMMARS = frozenset({"typescript", "tsx"})
 # Containers nested deeper than this are windowed instead of recursed into (generated code).
 _MAX_NESTING = 48
@@ -143,6 +145,22 @@ class _Out:
     header: tuple[str, ...]
     members: tuple[str, ...] = ()  # the names defined inside a container kept whole
     declared: tuple[str, ...] = ()  # the functions only declared in it
+
+
+def _for_parser(grammar: Grammar, src: bytes) -> bytes:
+    """``src`` as ``grammar``'s parser reads it (names and signatures come from it too): what
+    the parser misreads blanked or rewritten in place, every offset unchanged; chunk texts still
+    come from the file as written."""
+    if grammar.name in _MACRO_GRAMMARS:
+        src = blank_macros(src)  # macros.py
+        if grammar.name == "objective-c":
+            # Apple's enums and React Native's exported methods read as what they expand to
+            # (objc_macros.py); each `#if`'s first branch, as C#'s (directives.py): a method
+            # inside `#ifdef` makes the rest of an `@implementation` one error.
+            src = blank_inactive_branches(repair_objc(src))
+    elif grammar.name in ("csharp", "swift"):
+        src = blank_inactive_branches(src)  # each `#if`'s first branch, the directives blanked
+    return src
 
 
 def _body(node: ts.Node, body_types: frozenset[str]) -> ts.Node | None:
@@ -220,13 +238,8 @@ class CodeChunker:
             # offsets kept; chunk texts, markup included, come from `text` (components.py).
             self._script_lines = script_lines(self.src, scripts)
             self.src = blank_outside(self.src, scripts)
-        if grammar.name in _MACRO_GRAMMARS:
-            # The parser reads (and names and signatures come from) the source with the macros
-            # it cannot read blanked; offsets are unchanged, chunk texts come from `text`.
-            self.src = blank_macros(self.src)
-        elif grammar.name in ("csharp", "swift"):
-            # The parser reads each `#if`'s first branch, the directives blanked (directives.py).
-            self.src = blank_inactive_branches(self.src)
+        plain = self.src  # before any grammar's rewriting: the fallback's starts from it too
+        self.src = _for_parser(grammar, plain)
         tree = parser_for(grammar).parse(self.src)
         if grammar.name == "rust":
             # Items inside `cfg_rt! { … }` are read where they stand (rust_macros.py).
@@ -238,9 +251,10 @@ class CodeChunker:
             # A second opinion where the extension does not settle the grammar (a ".h" is C or
             # C++; a ".js" may be Flow-typed): keep whichever leaves less of the file in error
             # nodes, the first on a tie.
-            other = parser_for(fallback).parse(self.src)
+            other_src = _for_parser(fallback, plain)
+            other = parser_for(fallback).parse(other_src)
             if _bytes_in_errors(other.root_node) < _bytes_in_errors(tree.root_node):
-                self.grammar, tree = fallback, other
+                self.grammar, tree, self.src = fallback, other, other_src
         if tree.root_node.has_error and (widest := _widest_error(tree.root_node)) > _MAX_ERROR_CHILDREN:
             # tree-sitter's queries take time quadratic in an error node's children: 40,000
             # lines of `---` took 10 s, and a 2 MB file of them would take hours. No definition
@@ -409,8 +423,8 @@ class CodeChunker:
                         container=container,
                         start_line=span_start,
                         end_line=span_end,
-                        name_line=name_node.start_point.row + 1,
-                        name_col=self._char_col(name_node) + SIGILS.get(name_node.type, 0),
+                        name_line=name_anchor(name_node).start_point.row + 1,
+                        name_col=self._char_col(name_anchor(name_node)) + SIGILS.get(name_node.type, 0),
                     )
                     if rule.receiver:  # listed after the walk, unless its class defines the name
                         attributes.setdefault((container, name), symbol)

@@ -117,12 +117,48 @@ _C_NAME_TYPES = frozenset(
 SIGILS = {"simple_symbol": 1}
 
 
+def is_selector(node: ts.Node) -> bool:
+    """An Objective-C method, which its selector names (``objc_method_name``)."""
+    if node.type not in ("method_declaration", "method_definition"):
+        return False
+    first = node.child(0)
+    return first is not None and first.type in ("-", "+")
+
+
+def selector(node: ts.Node, src: bytes) -> str:
+    """An Objective-C method's selector: ``- (id)initWithName:(NSString *)name count:(int)n`` →
+    ``initWithName:count:``, ``- (void)reset`` → ``reset``, as Xcode and clangd name it."""
+    parts: list[str] = []
+    children = node.children
+    for i, child in enumerate(children):
+        if child.type == "identifier":
+            # A keyword, or (after the parameters) an attribute macro: `NS_DESIGNATED_INITIALIZER`
+            keyword = not parts or (i + 1 < len(children) and children[i + 1].type == "method_parameter")
+            if keyword:
+                parts.append(node_text(child, src))
+        elif child.type == "method_parameter" and parts and not parts[-1].endswith(":"):
+            parts[-1] += ":"
+        elif child.type == "method_parameter":
+            parts.append(":")  # an unnamed part, `- (void)a:(int)x :(int)y`
+    return "".join(parts)
+
+
+def name_anchor(node: ts.Node) -> ts.Node:
+    """Where a name starts: a selector at its first part (past the ``-`` and return type)."""
+    if is_selector(node):
+        return next((child for child in node.children if child.type == "identifier"), node)
+    return node
+
+
 def name_text(node: ts.Node, src: bytes) -> str:
-    """A definition's name as written, less a sigil (``SIGILS``). A C++ conversion operator
-    (``operator_cast``) has no name node: its name is the keyword and the target type, up to the
-    parameters (``operator const char*() const`` → ``operator const char*``)."""
+    """A definition's name as written, less a sigil (``SIGILS``); an Objective-C method's
+    selector. A C++ conversion operator (``operator_cast``) has no name node: its name is the
+    keyword and the target type, up to the parameters (``operator const char*() const`` →
+    ``operator const char*``)."""
     if node.type in SIGILS:
         return node_text(node, src)[SIGILS[node.type] :]
+    if is_selector(node):
+        return selector(node, src)
     if node.type != "operator_cast":
         return node_text(node, src)
     end = node.end_byte
@@ -521,6 +557,33 @@ def ruby_attribute_names(node: ts.Node, src: bytes) -> Sequence[Name]:
     """The accessors ``attr_reader :name, :email`` defines: each symbol argument."""
     arguments = node.child_by_field_name("arguments")
     return [(a, ()) for a in arguments.named_children if a.type == "simple_symbol"] if arguments else []
+
+
+def objc_type_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """``@interface RCTFoo : NSObject``, ``@implementation RCTFoo (Private)``, ``@protocol
+    RCTDelegate``: the first identifier (the class's, for a category: its members are the
+    class's, as a Swift extension's are)."""
+    found = next((child for child in node.named_children if child.type == "identifier"), None)
+    return [(found, ())] if found is not None else []
+
+
+def objc_method_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """A method is named by its selector (``name_text``): the node itself stands for it."""
+    return [(node, ())]
+
+
+def objc_property_names(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """``@property (nonatomic, copy) NSString *name, *title;``: each declarator's name."""
+    found: list[Name] = []
+    for declaration in node.named_children:
+        if declaration.type != "struct_declaration":
+            continue
+        for declarator in declaration.named_children:
+            if declarator.type == "struct_declarator" and declarator.named_child_count:
+                name = c_declarator_name(declarator.named_children[0], src)
+                if name is not None:
+                    found.append(name)
+    return found
 
 
 def rust_impl_name(node: ts.Node, src: bytes) -> Sequence[Name]:
@@ -1286,6 +1349,51 @@ GRAMMARS: dict[str, Grammar] = {
         blocks=("chunk", "block"),
         wrappers=frozenset({"variable_declaration"}),
         attached=frozenset({"comment"}),
+    ),
+    "objective-c": Grammar(
+        name="objective-c",
+        module="tree_sitter_objc",
+        loader="language",
+        definitions=_C_DEFINITIONS
+        + """
+            (class_interface category: (_)) @category
+            (class_interface) @class
+            (class_implementation) @implementation
+            (protocol_declaration) @protocol
+            (method_definition) @method
+            (method_declaration) @method_declaration
+            (property_declaration) @property
+        """,
+        rules={
+            **_C_RULES,
+            # A category's and an implementation's members are the class's (`RCTFoo.reset`), as a
+            # Swift extension's are; the class is the `@interface`'s symbol. (Before "class":
+            # the earlier rule takes a node both capture.)
+            "category": Rule(
+                "impl", names=objc_type_name, chunk=True, container=True, scope=True, symbol=False
+            ),
+            "class": Rule("class", names=objc_type_name, chunk=True, container=True, scope=True),
+            "implementation": Rule(
+                "impl", names=objc_type_name, chunk=True, container=True, scope=True, symbol=False
+            ),
+            "protocol": Rule("interface", names=objc_type_name, chunk=True, container=True, scope=True),
+            "method": Rule("method", names=objc_method_name, chunk=True, scope=True),
+            # In a protocol a chunk of its own (what a conforming class implements); in an
+            # `@interface` a symbol, as a C++ class's member declarations are.
+            "method_declaration": Rule("method", names=objc_method_name, declaration=True),
+            "property": Rule("property", names=objc_property_names),
+        },
+        blocks=(
+            *_C_BLOCKS,
+            "class_interface",
+            "class_implementation",
+            "protocol_declaration",
+            "qualified_protocol_interface_declaration",
+        ),
+        wrappers=frozenset({"type_definition", "declaration", "implementation_definition"}),
+        attached=frozenset({"comment"}),
+        imports=frozenset({"preproc_include"}),
+        body_types=frozenset({"compound_statement"}),
     ),
     "c": Grammar(
         name="c",

@@ -1,4 +1,4 @@
-"""C and C++ macros that tree-sitter cannot read, blanked before parsing.
+"""C, C++ and Objective-C macros that tree-sitter cannot read, blanked before parsing.
 
 tree-sitter parses C and C++ without running the preprocessor, so a macro that expands to an
 attribute or to a whole declaration reads as garbage: glibc's ``void attribute_hidden
@@ -16,9 +16,10 @@ blanks:
 * a macro invocation that is a whole line of its own (``NAME`` or ``NAME (…)``, optionally with
   ``;``, the parentheses balanced across lines): an ALL-CAPS name at any indentation, any name at
   column 0 (glibc's ``libc_hidden_def (x)``), but only where a statement may end before it (the
-  previous code line ends with ``;``, ``{``, ``}`` or ``:``, or is a directive, a comment or
-  blank) and a definition does not continue after it (the next line does not open a body ``{``
-  or continue indented, as a GNU-style ``name (args)`` line of a definition does).
+  previous code line ends with ``;``, ``{``, ``}`` or ``:``, or is a directive, a comment, an
+  Objective-C ``@`` line or blank; an argument may hold an Objective-C ``@{ … }`` literal) and
+  a definition does not continue after it (the next line does not open a body ``{`` or
+  continue indented, as a GNU-style ``name (args)`` line of a definition does).
 
 Measured on glibc 2.36 and JUCE 7's modules by ``bench/multilang.py`` (docs/performance.md).
 """
@@ -78,6 +79,7 @@ _KEYWORDS = frozenset(
 def _close_paren(src: bytes, start: int) -> int:
     """The offset after the ``)`` matching the ``(`` at ``start``, or -1 (none within 4 kB)."""
     depth = 0
+    literals = 0  # open Objective-C dictionary literals, `@{ … }`: an argument, not a body
     for i in range(start, min(len(src), start + 4096)):
         c = src[i]
         if c == 0x28:  # (
@@ -86,6 +88,10 @@ def _close_paren(src: bytes, start: int) -> int:
             depth -= 1
             if depth == 0:
                 return i + 1
+        elif c == 0x7B and i > start and src[i - 1] == 0x40:  # @{
+            literals += 1
+        elif c == 0x7D and literals:
+            literals -= 1
         elif c in (0x7B, 0x7D):  # a brace: not a macro's argument list
             return -1
     return -1
@@ -102,8 +108,8 @@ def _prev_line_allows(src: bytes | bytearray, line_start: int) -> bool:
         return True
     if line.endswith(b"\\"):
         return False  # inside a macro definition
-    if line.startswith((b"#", b"//", b"/*", b"*")) or line.endswith(b"*/"):
-        return True
+    if line.startswith((b"#", b"//", b"/*", b"*", b"@")) or line.endswith(b"*/"):
+        return True  # a directive, a comment, Objective-C's `@implementation X (Y)`, `@end`
     return line.endswith((b";", b"{", b"}", b":"))
 
 

@@ -1,0 +1,79 @@
+"""Objective-C that tree-sitter-objc misreads, rewritten in place before parsing.
+
+tree-sitter reads Objective-C without running the preprocessor, and the two macros every
+Cocoa and React Native file uses to *define* things read as garbage:
+
+* ``typedef NS_ENUM(NSInteger, RCTMode) { … }`` (and ``NS_OPTIONS``, ``NS_CLOSED_ENUM``,
+  ``NS_ERROR_ENUM``) is Apple's way to write an enum: it reads as a macro type and an error. It is
+  rewritten to ``typedef enum RCTMode { … }``, the name where it stood.
+* ``RCT_EXPORT_METHOD(show:(NSString *)message) { … }`` is how a React Native module writes a
+  method JavaScript calls (and ``RCT_REMAP_METHOD(jsName, …)``,
+  ``RCT_EXPORT_BLOCKING_SYNCHRONOUS_METHOD(…)``, ``RCT_EXPORT_SYNCHRONOUS_TYPED_METHOD(type, …)``):
+  it reads as a function with errors in its name. It is rewritten to the method it expands to,
+  ``-(void)show:(NSString *)message { … }``.
+
+C++ in Objective-C++ (``.mm``) files is not Objective-C's; a ``using namespace facebook::react;``
+line, which would make the rest of the file one error, is blanked.
+
+Every rewrite keeps the byte length of what it replaces (spaces fill the rest), so offsets, lines
+and columns hold; chunk texts are cut from the original file, as for the C macros
+(``kenning.chunking.macros``, which runs first).
+"""
+
+from __future__ import annotations
+
+import re
+
+_ENUM_RE = re.compile(
+    rb"\btypedef([ \t]+)(NS_ENUM|NS_OPTIONS|NS_CLOSED_ENUM|NS_ERROR_ENUM)"
+    rb"[ \t]*\([^(),\n]*,[ \t]*(\w+)[ \t]*\)"
+)
+# The macro and what comes before the method's selector: the JavaScript name of a remapped
+# method, the return type of a typed synchronous one.
+_METHOD_RE = re.compile(
+    rb"^([ \t]*)(?:RCT_EXPORT_METHOD\(|RCT_EXPORT_BLOCKING_SYNCHRONOUS_METHOD\("
+    rb"|RCT_REMAP_METHOD\([ \t]*\w*[ \t]*,|RCT_REMAP_BLOCKING_SYNCHRONOUS_METHOD\([ \t]*\w*[ \t]*,"
+    rb"|RCT_EXPORT_SYNCHRONOUS_TYPED_METHOD\([^,()\n]*(?:\([^()\n]*\)[^,()\n]*)?,)",
+    re.MULTILINE,
+)
+_USING_RE = re.compile(rb"^[ \t]*using[ \t]+namespace[ \t]+[\w:]+[ \t]*;", re.MULTILINE)
+_METHOD_HEAD = b"-(id)"  # what the parser needs to read a method; its return type is not read
+
+
+def _close(src: bytes | bytearray, start: int) -> int:
+    """The offset of the ``)`` closing the macro call whose arguments start at ``start``, or -1
+    (none within 2 kB)."""
+    depth = 1
+    for i in range(start, min(len(src), start + 2048)):
+        c = src[i]
+        if c == 0x28:  # (
+            depth += 1
+        elif c == 0x29:  # )
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def repair_objc(src: bytes) -> bytes:
+    """``src`` with the macros above rewritten in place (same length)."""
+    if b"NS_" not in src and b"RCT_" not in src and b"using" not in src:
+        return src
+    out = bytearray(src)
+    for m in _ENUM_RE.finditer(src):
+        start, end = m.start(2), m.end()
+        name_start = m.start(3)
+        # `enum` where the macro stood, the name where it was, the parenthesis gone
+        out[start:end] = b" " * (end - start)
+        out[start : start + 4] = b"enum"
+        out[name_start : m.end(3)] = m.group(3)
+    for m in _METHOD_RE.finditer(src):
+        head_start, args = m.end(1), m.end()
+        close = _close(src, args)
+        if close < 0 or args - head_start < len(_METHOD_HEAD):
+            continue
+        out[head_start:args] = _METHOD_HEAD + b" " * (args - head_start - len(_METHOD_HEAD))
+        out[close] = 0x20
+    for m in _USING_RE.finditer(src):
+        out[m.start() : m.end()] = b" " * (m.end() - m.start())
+    return bytes(out)
