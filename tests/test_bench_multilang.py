@@ -572,6 +572,7 @@ def test_report_says_each_groups_mean_against_its_target() -> None:
         "java",
         "kotlin",
         "swift",
+        "objective-c",
         "lua",
         "c",
         "cpp",
@@ -710,3 +711,66 @@ def test_a_file_larger_than_the_budget_is_left_out(tmp_path: Path) -> None:
     prepared = mlcorpus.prepare("kotlin", root, tmp_path / "ws", budget=150, seed=7)
     assert prepared.files == ["data/Arguments.kt"]
     assert prepared.identifiers
+
+
+OBJC_HEADER = """#import <UIKit/UIKit.h>
+
+NS_ASSUME_NONNULL_BEGIN
+
+@interface RCTUIManager : NSObject
+
+/**
+ * Sets the size of a view, in points. Layout follows.
+ */
+- (void)setSize:(CGSize)size forView:(UIView *)view;
+
+/// Returns the view for a react tag.
+- (UIView *)viewForReactTag:(NSNumber *)reactTag;
+
+@end
+
+NS_ASSUME_NONNULL_END
+"""
+
+OBJC_IMPLEMENTATION = """#import "RCTUIManager.h"
+
+@implementation RCTUIManager (Layout)
+
+- (void)setSize:(CGSize)size forView:(UIView *)view
+{
+  [self setNeedsLayout];
+}
+
+RCT_EXPORT_METHOD(measure : (nonnull NSNumber *)reactTag callback : (RCTResponseSenderBlock)callback)
+{
+  callback(@[]);
+}
+
+@end
+"""
+
+
+def test_objective_c_headers_document_methods_their_definitions_answer(tmp_path: Path) -> None:
+    text, desc, idents = mlcorpus.strip("objective-c", "React/Modules/RCTUIManager.h", OBJC_HEADER)
+    assert len(text.split("\n")) == len(OBJC_HEADER.split("\n"))
+    assert "/**" not in text and "///" not in text and "- (void)setSize:" in text
+    # a method is named by its selector; declarations are descriptive targets only
+    assert [(q.query, q.name, q.start_line, q.end_line) for q in desc] == [
+        ("Sets the size of a view, in points", "RCTUIManager.setSize:forView:", 10, 10),
+        ("Returns the view for a react tag", "RCTUIManager.viewForReactTag:", 13, 13),
+    ]
+    assert idents == []
+    _, _, idents = mlcorpus.strip("objective-c", "React/Modules/RCTUIManager+Layout.m", OBJC_IMPLEMENTATION)
+    # a category's methods are the class's; React Native's exported method is the method it expands to
+    assert [(q.query, q.name) for q in idents] == [
+        ("setSize:forView:", "RCTUIManager.setSize:forView:"),
+        ("measure:callback:", "RCTUIManager.measure:callback:"),
+    ]
+    root = tmp_path / "objc"
+    (root / "React" / "Modules").mkdir(parents=True)
+    (root / "React" / "Modules" / "RCTUIManager.h").write_text(OBJC_HEADER)
+    (root / "React" / "Modules" / "RCTUIManager+Layout.m").write_text(OBJC_IMPLEMENTATION)
+    prepared = mlcorpus.prepare("objective-c", root, tmp_path / "ws", budget=1000, seed=7)
+    by_name = {q.name: q for q in prepared.descriptive}
+    assert by_name["RCTUIManager.setSize:forView:"].also == (("React/Modules/RCTUIManager+Layout.m", 5, 8),)
+    assert by_name["RCTUIManager.viewForReactTag:"].also == ()
