@@ -546,9 +546,9 @@ def _parse_bytes(lang: str, src: bytes) -> bytes:
     if lang == "objective-c":  # as kenning's parser reads it (chunking.code._for_parser)
         from kenning.chunking.directives import blank_inactive_branches
         from kenning.chunking.macros import blank_macros
-        from kenning.chunking.objc_macros import repair_objc
+        from kenning.chunking.objc_macros import blank_cxx_bodies, repair_objc
 
-        return blank_inactive_branches(repair_objc(blank_macros(src)))
+        return blank_cxx_bodies(blank_inactive_branches(repair_objc(blank_macros(src))))
     return src
 
 

@@ -6,7 +6,7 @@ C++, whichever reads more of the file."""
 from __future__ import annotations
 
 from kenning.chunking import ChunkedFile, chunk_source
-from kenning.chunking.objc_macros import repair_objc
+from kenning.chunking.objc_macros import blank_cxx_bodies, repair_objc
 from kenning.languages import language_for_path
 from tests.chunking_helpers import check_invariants, chunk_at, src, symbol, symbols_of
 
@@ -136,6 +136,46 @@ OBJCXX = src(
 )
 
 
+# In the shape of React Native's RCTViewComponentView.mm: C++ in instance variables and a body.
+OBJCXX_BODIES = src(
+    """
+    #import "RCTViewComponentView.h"
+
+    using namespace facebook::react;
+
+    @implementation RCTViewComponentView {
+      SharedViewProps _props;
+      std::unordered_map<std::string, int> _eventCounts;
+    }
+
+    - (NSArray<UIAccessibilityCustomAction *> *)accessibilityCustomActions
+    {
+      const auto &accessibilityActions = _props->accessibilityActions;
+      NSMutableArray *customActions = [NSMutableArray array];
+      for (const auto &accessibilityAction : accessibilityActions) {
+        if (accessibilityAction.label.has_value()) {
+          [customActions addObject:RCTNSStringFromString(accessibilityAction.label.value())];
+        }
+      }
+      return customActions;
+    }
+
+    - (BOOL)didActivateAccessibilityCustomAction:(UIAccessibilityCustomAction *)action
+    {
+      // "auto" in a comment, `::` in a string: "a::b" is no C++
+      return YES;
+    }
+
+    - (void)focus
+    {
+      [self becomeFirstResponder];
+    }
+
+    @end
+    """
+)
+
+
 def _chunked(path: str, text: str) -> ChunkedFile:
     result = chunk_source(path, text, language_for_path(path) or "text")
     check_invariants(text, result, 1500)
@@ -210,6 +250,25 @@ def test_objective_c_plus_plus_is_read_past_its_cxx() -> None:
     implementation = chunk_at(result, 11)  # small enough to be one chunk
     assert (implementation.kind, implementation.symbol) == ("impl", "RCTViewComponentView")
     assert "update props old props, prepare for recycle" in implementation.header
+
+
+def test_objective_c_plus_plus_bodies_that_hold_cxx_are_read_as_extents() -> None:
+    # `const auto &x : xs` made the rest of the `@implementation` one error: two windows and a
+    # function named after the class
+    result = _chunked("React/Fabric/RCTViewComponentView.mm", OBJCXX_BODIES)
+    assert symbols_of(result) == {
+        ("accessibilityCustomActions", "method", "RCTViewComponentView"),
+        ("didActivateAccessibilityCustomAction:", "method", "RCTViewComponentView"),
+        ("focus", "method", "RCTViewComponentView"),
+    }
+    implementation = chunk_at(result, 12)
+    assert (implementation.kind, implementation.symbol) == ("impl", "RCTViewComponentView")
+    assert "const auto &accessibilityActions" in implementation.text  # the text as written
+    source = OBJCXX_BODIES.encode()
+    blanked = blank_cxx_bodies(source)
+    assert len(blanked) == len(source) and blanked.count(b"\n") == source.count(b"\n")
+    assert b"accessibilityActions" not in blanked and b"std::" not in blanked
+    assert b'"a::b" is no C++' in blanked  # a body whose C++ is only in comments and strings stays
 
 
 def test_a_c_or_cxx_header_is_read_as_before() -> None:

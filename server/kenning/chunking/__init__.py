@@ -160,7 +160,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 63: Objective-C parsed (tree-sitter-objc; `.m`, `.mm`, and `.h` headers declaring an
 #     `@interface` or `@protocol`); a macro line after an Objective-C `@` line, or with an
 #     `@{…}` argument, blanked like any other
-CHUNKER_VERSION = 63
+# 64: an Objective-C(++) method's or function's body that holds C++ is read as its extent only
+CHUNKER_VERSION = 64
 
 log = logging.getLogger(__name__)
 

@@ -78,7 +78,7 @@ from kenning.chunking.header import name_line, names_line
 from kenning.chunking.lines import LineIndex, pack_windows
 from kenning.chunking.macros import blank_macros
 from kenning.chunking.model import CALLABLE_KINDS, DECLARATION_KIND, Symbol
-from kenning.chunking.objc_macros import repair_objc
+from kenning.chunking.objc_macros import blank_cxx_bodies, repair_objc
 from kenning.chunking.rust_macros import open_item_macros
 from kenning.chunking.ts_repairs import repair as repair_typescript
 
@@ -156,8 +156,9 @@ def _for_parser(grammar: Grammar, src: bytes) -> bytes:
         if grammar.name == "objective-c":
             # Apple's enums and React Native's exported methods read as what they expand to
             # (objc_macros.py); each `#if`'s first branch, as C#'s (directives.py): a method
-            # inside `#ifdef` makes the rest of an `@implementation` one error.
-            src = blank_inactive_branches(repair_objc(src))
+            # inside `#ifdef` makes the rest of an `@implementation` one error; Objective-C++'s
+            # bodies that hold C++ blanked (objc_macros.py), as its errors do too.
+            src = blank_cxx_bodies(blank_inactive_branches(repair_objc(src)))
     elif grammar.name in ("csharp", "swift"):
         src = blank_inactive_branches(src)  # each `#if`'s first branch, the directives blanked
     return src

@@ -13,7 +13,11 @@ Cocoa and React Native file uses to *define* things read as garbage:
   ``-(void)show:(NSString *)message { … }``.
 
 C++ in Objective-C++ (``.mm``) files is not Objective-C's; a ``using namespace facebook::react;``
-line, which would make the rest of the file one error, is blanked.
+line, which would make the rest of the file one error, is blanked, and so is the body of a
+method or function that holds C++ (``const auto &props = static_cast<const ViewProps &>(…)``,
+``std::``, ``nullptr``, lambdas: ``blank_cxx_bodies``), its braces kept: what the chunker needs of
+a method is its signature and its extent, and the errors in such a body broke the rest of the
+``@implementation`` (React Native's ``RCTViewComponentView.mm`` was one error node).
 
 Every rewrite keeps the byte length of what it replaces (spaces fill the rest), so offsets, lines
 and columns hold; chunk texts are cut from the original file, as for the C macros
@@ -23,6 +27,8 @@ and columns hold; chunk texts are cut from the original file, as for the C macro
 from __future__ import annotations
 
 import re
+
+from kenning.chunking.macros import blank_range
 
 _ENUM_RE = re.compile(
     rb"\btypedef([ \t]+)(NS_ENUM|NS_OPTIONS|NS_CLOSED_ENUM|NS_ERROR_ENUM)"
@@ -77,3 +83,49 @@ def repair_objc(src: bytes) -> bytes:
     for m in _USING_RE.finditer(src):
         out[m.start() : m.end()] = b" " * (m.end() - m.start())
     return bytes(out)
+
+
+# What only C++ writes: a scope (`facebook::react`), `auto`, `nullptr`, casts, templates,
+# `constexpr`, lambdas (`[&]`, `[=]`, `[this]`).
+_CXX = re.compile(rb"::|\bauto\b|\bnullptr\b|_cast<|\btemplate\s*<|\bconstexpr\b|\[[&=]|\[this\b")
+# Braces, statement ends and what may hold them without being code: comments (an unterminated one
+# runs to the end), string and character literals (to the line's end at most).
+_TOKENS = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?|[{};]", re.S)
+_LITERALS = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?", re.S)
+_NOT_CODE = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)|^[ \t]*#[^\n]*", re.S | re.M)
+_METHOD_START = re.compile(rb"^[ \t]*[-+][ \t]*\(", re.M)
+_CLASS_START = re.compile(rb"^[ \t]*@(?:implementation|interface)\b", re.M)
+
+
+def blank_cxx_bodies(src: bytes) -> bytes:
+    """``src`` with the inside of each top-level method or function body (and instance variable
+    block) that holds C++ made spaces (braces and line breaks kept, so offsets and lines hold)."""
+    if not _CXX.search(src):
+        return src
+    out: bytearray | None = None
+    depth = 0
+    statement = 0  # where the current top-level statement began
+    body = -1  # the offset of the `{` of the body being skipped, or -1
+    for token in _TOKENS.finditer(src):
+        c = src[token.start()]
+        if token.end() - token.start() > 1 or c in (0x22, 0x27):
+            continue  # a comment or a literal
+        at = token.start()
+        if c == 0x7B:  # {
+            if depth == 0 and body < 0:
+                head = _NOT_CODE.sub(b"", src[statement:at])
+                # a method's body, a function's, or a class's instance variables
+                if _METHOD_START.search(head) or head.rstrip().endswith(b")") or _CLASS_START.search(head):
+                    body = at
+            depth += 1
+        elif c == 0x7D:  # }
+            depth = max(0, depth - 1)
+            if depth == 0:
+                if body >= 0 and _CXX.search(_LITERALS.sub(b" ", src[body:at])):
+                    out = out if out is not None else bytearray(src)
+                    blank_range(out, body + 1, at)
+                body = -1
+                statement = at + 1
+        elif depth == 0:  # ;
+            statement = at + 1
+    return bytes(out) if out is not None else src
