@@ -5,9 +5,15 @@ C++, whichever reads more of the file."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kenning.chunking import ChunkedFile, chunk_source
 from kenning.chunking.objc_macros import blank_cxx_bodies, repair_objc
-from kenning.languages import language_for_path
+from kenning.config import Config
+from kenning.engine import Engine
+from kenning.indexer import update
+from kenning.languages import language_for_path, language_of
+from kenning.search import SearchQuery, search
 from tests.chunking_helpers import check_invariants, chunk_at, src, symbol, symbols_of
 
 # In the shape of React Native's React/Modules/RCTUIManager.h and Capacitor's headers.
@@ -177,7 +183,7 @@ OBJCXX_BODIES = src(
 
 
 def _chunked(path: str, text: str) -> ChunkedFile:
-    result = chunk_source(path, text, language_for_path(path) or "text")
+    result = chunk_source(path, text, language_of(path, text))
     check_invariants(text, result, 1500)
     return result
 
@@ -185,7 +191,10 @@ def _chunked(path: str, text: str) -> ChunkedFile:
 def test_paths() -> None:
     assert language_for_path("React/Views/RCTView.m") == "objective-c"
     assert language_for_path("React/Fabric/RCTViewComponentView.mm") == "objective-c"
-    assert language_for_path("React/Modules/RCTUIManager.h") == "c"  # read as Objective-C when it is
+    # `.h` is C by its name, Objective-C when it declares a class or protocol
+    assert language_for_path("React/Modules/RCTUIManager.h") == "c"
+    assert language_of("React/Modules/RCTUIManager.h", HEADER) == "objective-c"
+    assert language_of("juce_Button.h", "class Button {};\n/*\n   @interface Example\n*/\n") == "c"
 
 
 def test_a_header_declares_classes_categories_protocols_and_enums() -> None:
@@ -300,3 +309,17 @@ def test_repairs_keep_every_offset() -> None:
     assert repair_objc(enum).index(b"RCTEdges") == enum.index(b"RCTEdges")
     exported = b"RCT_EXPORT_METHOD(show:(NSString *)m)\n{"
     assert repair_objc(exported) == b"-(id)             show:(NSString *)m \n{"
+
+
+def test_an_objective_c_header_is_indexed_and_filtered_as_objective_c(tmp_path: Path) -> None:
+    root = tmp_path / "ios"
+    (root / "React").mkdir(parents=True)
+    (root / "React" / "RCTUIManager.h").write_text(HEADER)
+    (root / "React" / "RCTScrollViewManager.m").write_text(IMPLEMENTATION)
+    (root / "React" / "juce_Button.h").write_text("class Button {\npublic:\n  void setSize();\n};\n")
+    with Engine(root, Config()).open() as engine:
+        update(engine, embed=False)
+        query = SearchQuery("setSize", limit=10, mode="lexical", languages=("objective-c",))
+        assert {h.path for h in search(engine, query).hits} == {"React/RCTUIManager.h"}
+        query = SearchQuery("setSize", limit=10, mode="lexical", languages=("c",))
+        assert {h.path for h in search(engine, query).hits} == {"React/juce_Button.h"}

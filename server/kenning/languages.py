@@ -1,4 +1,5 @@
-"""Which language a workspace file is written in, decided from its path alone.
+"""Which language a workspace file is written in, decided from its path (and, for a ``.h``
+header, whether it declares an Objective-C class: ``language_of``).
 
 This module owns the table of language names kenning knows (the names users type in a
 ``languages`` search filter and that ``kenning languages`` lists), the file extensions and file
@@ -9,6 +10,7 @@ files are ``"text"``: they are still indexed, just without structure.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -157,6 +159,21 @@ def language_for_path(rel_path: str) -> str:
         return "text"
     ext = base[dot:]
     return _BY_EXTENSION.get(ext) or _BY_EXTENSION_LOWER.get(ext.lower(), "text")
+
+
+# An Objective-C header: a class, category or protocol declared at a line's start (not the one
+# indented in a C++ header's comment, as JUCE shows one).
+_OBJC_HEADER = re.compile(r"^@(?:interface|protocol)\b", re.MULTILINE)
+
+
+def language_of(rel_path: str, text: str) -> str:
+    """The language of a file read: its path's (``language_for_path``), but a ``.h`` header that
+    declares an ``@interface`` or ``@protocol`` is Objective-C (``.h`` alone says C, as GitHub's
+    linguist defaults it, and C++ headers stay C)."""
+    language = language_for_path(rel_path)
+    if language == "c" and rel_path.endswith(".h") and _OBJC_HEADER.search(text):
+        return "objective-c"
+    return language
 
 
 def known_languages() -> list[LanguageInfo]:

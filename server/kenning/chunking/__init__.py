@@ -28,7 +28,6 @@ BOM. Lines are ``text.split("\\n")``; ``str.splitlines()`` would also split on `
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import replace
 
 from kenning.chunking.code import CodeChunker
@@ -161,7 +160,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     `@interface` or `@protocol`); a macro line after an Objective-C `@` line, or with an
 #     `@{…}` argument, blanked like any other
 # 64: an Objective-C(++) method's or function's body that holds C++ is read as its extent only
-CHUNKER_VERSION = 64
+# 65: a `.h` that declares an Objective-C `@interface` or `@protocol` is language objective-c
+CHUNKER_VERSION = 65
 
 log = logging.getLogger(__name__)
 
@@ -177,9 +177,6 @@ DEFAULT_MAX_CHARS = 800
 # Beyond these a file is windowed without parsing: parse time grows with size, and a file whose
 # text is mostly very long lines is minified or generated, where definitions help nobody.
 _MAX_PARSE_CHARS = 2_000_000
-# An Objective-C header: a class, category or protocol declared at a line's start (not in a
-# comment's example, as JUCE's C++ headers show one, indented).
-_OBJC_HEADER = re.compile(r"^@(?:interface|protocol)\b", re.MULTILINE)
 _LONG_LINE = 2_000
 _LONG_LINE_SHARE = 0.5
 
@@ -217,18 +214,15 @@ def chunk_source(path: str, text: str, language: str, *, max_chars: int = DEFAUL
     if grammar is not None and len(text) <= _MAX_PARSE_CHARS and not _is_minified(index, len(text)):
         try:
             fallback = None
-            if language == "c" and path.endswith(".h") and _OBJC_HEADER.search(text):
-                # An Objective-C header (`@interface`, `@protocol`): read as Objective-C, or as
-                # C++ where that leaves less in error nodes.
-                grammar, fallback = GRAMMARS["objective-c"], GRAMMARS["cpp"]
-            elif language == "c" and path.endswith(".h"):
+            if language == "c" and path.endswith(".h"):
                 # ".h" is C or C++; the C grammar reads `class X {…}` as a function without an
                 # error, so try C++ first (a superset for declarations) and fall back to C when
                 # C++ fails (C code using `new` or `class` as identifiers).
                 grammar, fallback = GRAMMARS["cpp"], grammar
-            elif language == "objective-c" and path.endswith(".mm"):
-                # Objective-C++: the Objective-C grammar reads no C++ (`std::vector<int>`, lambdas)
-                # and the C++ grammar no `@implementation`; whichever leaves less in errors.
+            elif language == "objective-c" and path.endswith((".mm", ".h")):
+                # Objective-C++ (and a header that may be): the Objective-C grammar reads no C++
+                # (`std::vector<int>`, lambdas) and the C++ grammar no `@implementation`;
+                # whichever leaves less in errors.
                 fallback = GRAMMARS["cpp"]
             elif language == "javascript":
                 # Flow-typed JavaScript (React Native, Jest, Metro …) annotates types in ".js"

@@ -22,7 +22,7 @@ from kenning.chunking.isolated import ParserLimitError
 from kenning.engine import Engine
 from kenning.indexer.chunks import FileChunks, new_chunks
 from kenning.indexer.reports import ORIGIN_STORE, IndexProgress, Progress, ScanReport
-from kenning.languages import language_for_path
+from kenning.languages import language_for_path, language_of
 from kenning.store.rows import FileRow
 from kenning.types import ShouldStop
 from kenning.workspace import (
@@ -280,7 +280,7 @@ def _read_file(entry: FileEntry, known: dict[str, FileRow], rechunk: bool, max_f
     unchanged = row is not None and row.skip_reason is None and row.content_hash == read.source.content_hash
     if unchanged and not rechunk:
         return read  # touched, not chunked
-    read.chunks = FileChunks(path, read.source, language_for_path(path))
+    read.chunks = FileChunks(path, read.source, language_of(path, read.source.text))
     return read
 
 
