@@ -82,8 +82,8 @@ from kenning.chunking.objc_macros import blank_cxx_bodies, repair_objc
 from kenning.chunking.rust_macros import open_item_macros
 from kenning.chunking.ts_repairs import repair as repair_typescript
 
-# C and C++: parsed with macro invocations blanked (``macros.py``); a ".h" falls back from C++
-# to C on the same blanked bytes.
+# C, C++ and Objective-C: parsed with macro invocations blanked (``macros.py``); a ".h" falls
+# back from C++ to C, an Objective-C++ file from Objective-C to C++ (``_for_parser``).
 _MACRO_GRAMMARS = frozenset({"c", "cpp", "objective-c"})
 _TS_GRAMMARS = frozenset({"typescript", "tsx"})
 # Containers nested deeper than this are windowed instead of recursed into (generated code).
