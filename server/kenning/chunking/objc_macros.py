@@ -10,7 +10,8 @@ Cocoa and React Native file uses to *define* things read as garbage:
   method JavaScript calls (and ``RCT_REMAP_METHOD(jsName, …)``,
   ``RCT_EXPORT_BLOCKING_SYNCHRONOUS_METHOD(…)``, ``RCT_EXPORT_SYNCHRONOUS_TYPED_METHOD(type, …)``):
   it reads as a function with errors in its name. It is rewritten to the method it expands to,
-  ``-(void)show:(NSString *)message { … }``.
+  ``-(id)show:(NSString *)message { … }`` (the parser needs a return type, the chunker reads
+  none).
 
 C++ in Objective-C++ (``.mm``) files is not Objective-C's; a ``using namespace facebook::react;``
 line, which would make the rest of the file one error, is blanked, and so is the body of a
@@ -43,7 +44,7 @@ _METHOD_RE = re.compile(
     re.MULTILINE,
 )
 _USING_RE = re.compile(rb"^[ \t]*using[ \t]+namespace[ \t]+[\w:]+[ \t]*;", re.MULTILINE)
-_METHOD_HEAD = b"-(id)"  # what the parser needs to read a method; its return type is not read
+_METHOD_HEAD = b"-(id)"  # what the parser needs to read a method
 
 
 def _close(src: bytes | bytearray, start: int) -> int:
@@ -88,11 +89,13 @@ def repair_objc(src: bytes) -> bytes:
 # What only C++ writes: a scope (`facebook::react`), `auto`, `nullptr`, casts, templates,
 # `constexpr`, lambdas (`[&]`, `[=]`, `[this]`).
 _CXX = re.compile(rb"::|\bauto\b|\bnullptr\b|_cast<|\btemplate\s*<|\bconstexpr\b|\[[&=]|\[this\b")
-# Braces, statement ends and what may hold them without being code: comments (an unterminated one
-# runs to the end), string and character literals (to the line's end at most).
-_TOKENS = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?|[{};]", re.S)
-_LITERALS = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?", re.S)
-_NOT_CODE = re.compile(rb"//[^\n]*|/\*.*?(?:\*/|\Z)|^[ \t]*#[^\n]*", re.S | re.M)
+# What may hold braces without being code: comments (an unterminated one runs to the end), string
+# and character literals (to the line's end at most).
+_COMMENT = rb"//[^\n]*|/\*.*?(?:\*/|\Z)"
+_LITERAL = rb"\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?"
+_LITERALS = re.compile(_COMMENT + b"|" + _LITERAL, re.S)
+_TOKENS = re.compile(_COMMENT + b"|" + _LITERAL + rb"|[{};]", re.S)  # and braces, statement ends
+_NOT_CODE = re.compile(_COMMENT + rb"|^[ \t]*#[^\n]*", re.S | re.M)  # and directives
 _METHOD_START = re.compile(rb"^[ \t]*[-+][ \t]*\(", re.M)
 _CLASS_START = re.compile(rb"^[ \t]*@(?:implementation|interface)\b", re.M)
 
