@@ -533,23 +533,14 @@ def _parser(lang: str) -> ts.Parser:
 
 
 def _parse_bytes(lang: str, src: bytes) -> bytes:
-    """What the parser reads: C and C++ with the macros tree-sitter misreads blanked (same
-    offsets), so the targets include the definitions a plain parse loses."""
-    if lang in ("c", "cpp"):
-        from kenning.chunking.macros import blank_macros
+    """What the parser reads, as kenning's own parser reads it (``chunking.code.parser_input``):
+    C, C++ and Objective-C with the macros tree-sitter misreads blanked, Swift and Objective-C
+    with each ``#if``'s later branches blanked (same offsets), so the targets include the
+    definitions a plain parse loses."""
+    from kenning.chunking.code import parser_input
+    from kenning.chunking.grammars import GRAMMARS
 
-        return blank_macros(src)
-    if lang == "swift":
-        from kenning.chunking.directives import blank_inactive_branches
-
-        return blank_inactive_branches(src)
-    if lang == "objective-c":  # as kenning's parser reads it (chunking.code._for_parser)
-        from kenning.chunking.directives import blank_inactive_branches
-        from kenning.chunking.macros import blank_macros
-        from kenning.chunking.objc_macros import blank_cxx_bodies, repair_objc
-
-        return blank_cxx_bodies(blank_inactive_branches(repair_objc(blank_macros(src))))
-    return src
+    return parser_input(GRAMMARS[lang], src)
 
 
 _TARGETS = {

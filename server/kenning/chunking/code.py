@@ -83,7 +83,7 @@ from kenning.chunking.rust_macros import open_item_macros
 from kenning.chunking.ts_repairs import repair as repair_typescript
 
 # C, C++ and Objective-C: parsed with macro invocations blanked (``macros.py``); a ".h" falls
-# back from C++ to C, an Objective-C++ file from Objective-C to C++ (``_for_parser``).
+# back from C++ to C, an Objective-C++ file from Objective-C to C++ (``parser_input``).
 _MACRO_GRAMMARS = frozenset({"c", "cpp", "objective-c"})
 _TS_GRAMMARS = frozenset({"typescript", "tsx"})
 # Containers nested deeper than this are windowed instead of recursed into (generated code).
@@ -147,7 +147,7 @@ class _Out:
     declared: tuple[str, ...] = ()  # the functions only declared in it
 
 
-def _for_parser(grammar: Grammar, src: bytes) -> bytes:
+def parser_input(grammar: Grammar, src: bytes) -> bytes:
     """``src`` as ``grammar``'s parser reads it (names and signatures come from it too): what
     the parser misreads blanked or rewritten in place, every offset unchanged; chunk texts still
     come from the file as written."""
@@ -240,7 +240,7 @@ class CodeChunker:
             self._script_lines = script_lines(self.src, scripts)
             self.src = blank_outside(self.src, scripts)
         plain = self.src  # before any grammar's rewriting: the fallback's starts from it too
-        self.src = _for_parser(grammar, plain)
+        self.src = parser_input(grammar, plain)
         tree = parser_for(grammar).parse(self.src)
         if grammar.name == "rust":
             # Items inside `cfg_rt! { … }` are read where they stand (rust_macros.py).
@@ -252,7 +252,7 @@ class CodeChunker:
             # A second opinion where the extension does not settle the grammar (a ".h" is C or
             # C++; a ".js" may be Flow-typed): keep whichever leaves less of the file in error
             # nodes, the first on a tie.
-            other_src = _for_parser(fallback, plain)
+            other_src = parser_input(fallback, plain)
             other = parser_for(fallback).parse(other_src)
             if _bytes_in_errors(other.root_node) < _bytes_in_errors(tree.root_node):
                 self.grammar, tree, self.src = fallback, other, other_src
@@ -418,14 +418,15 @@ class CodeChunker:
                     type_names.add(name)
                 if rule.symbol:
                     container = ".".join((path[:-1] if rule.receiver else path) + qualifier) or None
+                    anchor = name_anchor(name_node)  # where the editor's selection starts
                     symbol = Symbol(
                         name=name,
                         kind=kind,
                         container=container,
                         start_line=span_start,
                         end_line=span_end,
-                        name_line=name_anchor(name_node).start_point.row + 1,
-                        name_col=self._char_col(name_anchor(name_node)) + SIGILS.get(name_node.type, 0),
+                        name_line=anchor.start_point.row + 1,
+                        name_col=self._char_col(anchor) + SIGILS.get(name_node.type, 0),
                     )
                     if rule.receiver:  # listed after the walk, unless its class defines the name
                         attributes.setdefault((container, name), symbol)

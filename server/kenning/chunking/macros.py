@@ -81,11 +81,12 @@ _KEYWORDS = frozenset(
 _MAX_DEPTH = 32
 
 
-def _close_paren(src: bytes, start: int) -> int:
-    """The offset after the ``)`` matching the ``(`` at ``start``, or -1 (none within 4 kB)."""
+def close_paren(src: bytes, start: int, limit: int = 4096) -> int:
+    """The offset after the ``)`` matching the ``(`` at ``start``, or -1 (none within ``limit``
+    bytes, or a brace or more than ``_MAX_DEPTH`` parentheses first: no macro's arguments)."""
     depth = 0
     literals = 0  # open Objective-C dictionary literals, `@{ … }`: an argument, not a body
-    for i in range(start, min(len(src), start + 4096)):
+    for i in range(start, min(len(src), start + limit)):
         c = src[i]
         if c == 0x28:  # (
             depth += 1
@@ -166,7 +167,7 @@ def blank_macros(src: bytes) -> bytes:
             continue  # a lower-case name counts only at column 0 (glibc's top-level macros)
         end = match.end(2)
         if match.group(3) == b"(":
-            end = _close_paren(src, match.start(3))
+            end = close_paren(src, match.start(3))
             if end < 0:
                 continue
         elif not caps:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from kenning.chunking.macros import blank_range
+from kenning.chunking.macros import blank_range, close_paren
 
 _ENUM_RE = re.compile(
     rb"\btypedef([ \t]+)(NS_ENUM|NS_OPTIONS|NS_CLOSED_ENUM|NS_ERROR_ENUM)"
@@ -47,21 +47,6 @@ _USING_RE = re.compile(rb"^[ \t]*using[ \t]+namespace[ \t]+[\w:]+[ \t]*;", re.MU
 _METHOD_HEAD = b"-(id)"  # what the parser needs to read a method
 
 
-def _close(src: bytes | bytearray, start: int) -> int:
-    """The offset of the ``)`` closing the macro call whose arguments start at ``start``, or -1
-    (none within 2 kB)."""
-    depth = 1
-    for i in range(start, min(len(src), start + 2048)):
-        c = src[i]
-        if c == 0x28:  # (
-            depth += 1
-        elif c == 0x29:  # )
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
 def repair_objc(src: bytes) -> bytes:
     """``src`` with the macros above rewritten in place (same length)."""
     if b"NS_" not in src and b"RCT_" not in src and b"using" not in src:
@@ -76,11 +61,11 @@ def repair_objc(src: bytes) -> bytes:
         out[name_start : m.end(3)] = m.group(3)
     for m in _METHOD_RE.finditer(src):
         head_start, args = m.end(1), m.end()
-        close = _close(src, args)
-        if close < 0 or args - head_start < len(_METHOD_HEAD):
+        end = close_paren(src, src.index(b"(", head_start), limit=2048)  # the macro's `(`
+        if end < 0 or args - head_start < len(_METHOD_HEAD):
             continue
         out[head_start:args] = _METHOD_HEAD + b" " * (args - head_start - len(_METHOD_HEAD))
-        out[close] = 0x20
+        out[end - 1] = 0x20  # its `)`
     for m in _USING_RE.finditer(src):
         out[m.start() : m.end()] = b" " * (m.end() - m.start())
     return bytes(out)
