@@ -54,9 +54,10 @@ def check_invariants(text: str, result: ChunkedFile, max_chars: int) -> None:
     for symbol in result.symbols:
         assert 1 <= symbol.start_line <= symbol.end_line <= len(lines), symbol
         assert symbol.start_line <= symbol.name_line <= symbol.end_line, symbol
-        # An Objective-C selector (`initWithName:count:`) is written in parts; its first is at the
-        # name's place.
-        written = symbol.name.split(":")[0] if re.fullmatch(r"(\w*:)+", symbol.name) else symbol.name
+        # An Objective-C selector (`initWithName:count:`) is written in parts, and a C# operator
+        # (`implicit operator int`) or indexer (`this[]`) in tokens: the first is at the name's place.
+        name = symbol.name.split(":")[0] if re.fullmatch(r"(\w*:)+", symbol.name) else symbol.name
+        written = re.split(r"\s|(?<=\w)\[", name)[0]
         assert lines[symbol.name_line - 1][symbol.name_col :].startswith(written), symbol
         assert symbol.kind in SYMBOL_KINDS, symbol  # every kind has its LSP SymbolKind
         assert symbol.name.strip() == symbol.name and "\n" not in symbol.name, symbol

@@ -157,3 +157,40 @@ def test_a_local_function_is_a_symbol_of_its_method() -> None:
     )
     result = chunked(text, "csharp")
     assert ("TryDecode", "function", "PyObjectConversions.GetDecoder") in symbols_of(result)
+
+
+def test_operators_conversions_finalizers_and_indexers_are_methods_named_as_roslyn_names_them() -> None:
+    # In the shape of pythonnet's BorrowedReference.cs and ListWrapper.cs: each was part of a
+    # window named after its type, found by no symbol search.
+    text = src(
+        """
+        readonly ref struct BorrowedReference
+        {
+            public static bool operator ==(BorrowedReference a, BorrowedReference b)
+                => a.pointer == b.pointer;
+            public static bool operator!=(BorrowedReference a, BorrowedReference b) => !(a == b);
+            public static implicit operator BorrowedReference(PyObject pyObject) => pyObject.Reference;
+            public static explicit   operator
+                IntPtr(BorrowedReference reference) => reference.pointer;
+            public T this[int index, string key] { get { return Get(index); } }
+            ~BorrowedReference() { Release(); }
+        }
+        """
+    )
+    result = chunked(text, "csharp")
+    assert symbols_of(result) == {
+        ("BorrowedReference", "struct", None),
+        ("operator ==", "method", "BorrowedReference"),
+        ("operator!=", "method", "BorrowedReference"),
+        ("implicit operator BorrowedReference", "method", "BorrowedReference"),
+        ("explicit operator IntPtr", "method", "BorrowedReference"),
+        ("this[]", "method", "BorrowedReference"),
+        ("~BorrowedReference", "method", "BorrowedReference"),
+    }
+    # The editor's selection starts at the name's first token.
+    lines = text.split("\n")
+    for symbol in result.symbols[1:]:
+        first = symbol.name.split(" ")[0].split("[")[0]
+        assert lines[symbol.name_line - 1][symbol.name_col :].startswith(first), symbol
+    # A type too big to keep whole: each is a chunk of its own, named after its type.
+    assert chunk_at(chunked(text, "csharp", max_chars=300), 3).symbol == "BorrowedReference.operator =="

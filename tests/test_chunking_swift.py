@@ -130,3 +130,33 @@ def test_a_conditional_between_switch_cases_is_no_parse_error() -> None:
     assert "#elseif os(macOS)" in handle.text  # the chunk is the file as written
     encode = chunk_at(small, 56)
     assert (encode.kind, encode.symbol) == ("impl", "AppContext")
+
+
+def test_operator_functions_and_deinit_are_methods_of_their_types() -> None:
+    # In the shape of Expo's Either.swift: `static func ==` had no name (tree-sitter gives the
+    # operator no identifier), and its extension's header listed an empty member.
+    text = src(
+        """
+        final class FileDownloader {
+            deinit {
+                session.invalidateAndCancel()
+            }
+        }
+
+        extension Either: Equatable {
+            public static func == (lhs: Either, rhs: Either) -> Bool {
+                return lhs.value == rhs.value
+            }
+            prefix static func -(value: Either) -> Either { value }
+        }
+        """
+    )
+    result = chunked(text, "swift")
+    assert symbols_of(result) == {
+        ("FileDownloader", "class", None),
+        ("deinit", "method", "FileDownloader"),
+        ("==", "method", "Either"),
+        ("-", "method", "Either"),
+    }
+    extension = chunk_at(result, 8)
+    assert extension.header.split("\n")[0] == "either"

@@ -130,10 +130,10 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
     client: LanguageClient, tmp_path: Path
 ) -> None:
     """The scripts of Vue, Svelte and Astro components and of an HTML page, Flow-typed
-    JavaScript, which the JavaScript grammar cannot read, C# with a directive inside a
-    statement, PHP, Ruby, Kotlin, Swift (a directive between a switch's cases), Lua, a shell
-    script and Objective-C (a React Native exported method, a header's `@interface`), at the
-    lines the editor shows."""
+    JavaScript, which the JavaScript grammar cannot read, C# (a directive inside a statement,
+    an operator), PHP, Ruby, Kotlin, Swift (a directive between a switch's cases, a `deinit`),
+    Lua, a shell script and Objective-C (a React Native exported method, a header's
+    `@interface`), at the lines the editor shows."""
     await open_workspace_of(
         client,
         tmp_path,
@@ -159,7 +159,8 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
                 "namespace Python.Runtime\n{\n    public sealed class Finalizer\n    {\n"
                 "        public void ThrottledCollect()\n        {\n#if FINALIZER_CHECK\n"
                 "            lock (_queueLock)\n#endif\n            {\n                Collect();\n"
-                "            }\n        }\n    }\n}\n"
+                "            }\n        }\n\n"
+                "        public static bool operator ==(Finalizer a, Finalizer b) => a.Equals(b);\n    }\n}\n"
             ),
             "StreamHandler.php": (
                 "<?php\n\nnamespace Monolog\\Handler;\n\nclass StreamHandler\n{\n"
@@ -181,7 +182,8 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
                 "    switch notification.name {\n    #if os(iOS)\n"
                 "    case UIApplication.willEnterForegroundNotification:\n      return\n"
                 "    #elseif os(macOS)\n    case NSApplication.willUnhideNotification:\n      return\n"
-                "    #endif\n    default:\n      return\n    }\n  }\n\n  func shutdown() {}\n}\n"
+                "    #endif\n    default:\n      return\n    }\n  }\n\n  func shutdown() {}\n\n"
+                "  deinit {\n    shutdown()\n  }\n}\n"
             ),
             "client.lua": (
                 "local Client = {}\n\n--- Sends a request to the server.\n"
@@ -218,10 +220,12 @@ async def test_workspace_symbol_finds_definitions_in_components_pages_flow_and_m
         ("openModal", T.SymbolKind.Method, "SiteSearch", "Search.astro", 7),
         ("uploadWithRetry", T.SymbolKind.Function, None, "upload.html", 4),
         ("ThrottledCollect", T.SymbolKind.Method, "Finalizer", "Finalizer.cs", 4),
+        ("operator ==", T.SymbolKind.Method, "Finalizer", "Finalizer.cs", 14),
         ("write", T.SymbolKind.Method, "StreamHandler", "StreamHandler.php", 6),
         ("check_headers", T.SymbolKind.Method, "Rack.Lint", "lint.rb", 5),
         ("create", T.SymbolKind.Method, "CameraSession", "CameraSession.kt", 4),
         ("shutdown", T.SymbolKind.Method, "AppContext", "AppContext.swift", 19),
+        ("deinit", T.SymbolKind.Method, "AppContext", "AppContext.swift", 21),
         ("request", T.SymbolKind.Method, "Client", "client.lua", 3),
         ("compress_file", T.SymbolKind.Function, None, "build.sh", 4),
         ("scrollTo:offsetX:", T.SymbolKind.Method, "RCTScrollViewManager", "RCTScrollViewManager.m", 6),

@@ -161,7 +161,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     `@{…}` argument, blanked like any other
 # 64: an Objective-C(++) method's or function's body that holds C++ is read as its extent only
 # 65: a `.h` that declares an Objective-C `@interface` or `@protocol` is language objective-c
-CHUNKER_VERSION = 65
+# 66: C#'s operators, conversions, finalizers and indexers and Swift's operator functions and
+#     `deinit` are methods; a member with no words (`==`) is left out of a header's list
+CHUNKER_VERSION = 66
 
 log = logging.getLogger(__name__)
 

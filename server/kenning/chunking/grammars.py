@@ -143,22 +143,59 @@ def selector(node: ts.Node, src: bytes) -> str:
     return "".join(parts)
 
 
+# C# members whose name is several tokens, as Roslyn lists them: `operator ==`, `implicit
+# operator int`, the finalizer `~Cache` and the indexer `this[]`. The definition node stands
+# for its name (``csharp_member_name``); the name runs from its first token to the parameters.
+_CSHARP_NAME_STARTS = {
+    "operator_declaration": ("operator",),
+    "conversion_operator_declaration": ("implicit", "explicit", "operator"),
+    "destructor_declaration": ("~",),
+    "indexer_declaration": ("this",),
+}
+
+
+def csharp_member_name(node: ts.Node, src: bytes) -> Sequence[Name]:
+    """An operator, conversion, finalizer or indexer: the node itself stands for its name."""
+    return [(node, ())] if _csharp_name_start(node) is not None else []
+
+
+def _csharp_name_start(node: ts.Node) -> ts.Node | None:
+    starts = _CSHARP_NAME_STARTS.get(node.type, ())
+    return next((child for child in node.children if child.type in starts), None)
+
+
+def _csharp_member_text(node: ts.Node, src: bytes) -> str:
+    start = _csharp_name_start(node)
+    parameters = node.child_by_field_name("parameters")
+    if start is None or parameters is None:
+        return ""
+    if node.type == "indexer_declaration":
+        return "this[]"
+    return " ".join(src[start.start_byte : parameters.start_byte].decode("utf-8", "replace").split())
+
+
 def name_anchor(node: ts.Node) -> ts.Node:
-    """Where a name starts: a selector at its first part (past the ``-`` and return type)."""
+    """Where a name starts: a selector at its first part (past the ``-`` and return type); a C#
+    operator at ``operator`` (or ``implicit``, ``~``, ``this``)."""
     if is_selector(node):
         return next((child for child in node.children if child.type == "identifier"), node)
+    if node.type in _CSHARP_NAME_STARTS:
+        return _csharp_name_start(node) or node
     return node
 
 
 def name_text(node: ts.Node, src: bytes) -> str:
     """A definition's name as written, less a sigil (``SIGILS``); an Objective-C method's
-    selector. A C++ conversion operator (``operator_cast``) has no name node: its name is the
+    selector; a C# operator's as Roslyn lists it. A C++ conversion operator (``operator_cast``)
+    has no name node: its name is the
     keyword and the target type, up to the parameters (``operator const char*() const`` →
     ``operator const char*``)."""
     if node.type in SIGILS:
         return node_text(node, src)[SIGILS[node.type] :]
     if is_selector(node):
         return selector(node, src)
+    if node.type in _CSHARP_NAME_STARTS:
+        return _csharp_member_text(node, src)
     if node.type != "operator_cast":
         return node_text(node, src)
     end = node.end_byte
@@ -498,11 +535,15 @@ def kotlin_property_names(node: ts.Node, src: bytes) -> Sequence[Name]:
 
 
 def swift_name(node: ts.Node, src: bytes) -> Sequence[Name]:
-    """A Swift definition's name: its first ``name`` child, where it is an identifier.
+    """A Swift definition's name: its first ``name`` child, where it is an identifier or an
+    operator function's operator (``static func ==`` is ``==``, as sourcekit-lsp lists it).
     tree-sitter-swift gives return and aliased types the same field name (``func f() -> Int``
-    has two), and an operator function (``static func ==``) none of its own."""
+    has two)."""
     name = node.child_by_field_name("name")
-    return [(name, ())] if name is not None and name.type in ("simple_identifier", "type_identifier") else []
+    if name is None:
+        return []
+    written = name.type in ("simple_identifier", "type_identifier")
+    return [(name, ())] if written or (node.type == "function_declaration" and not name.is_named) else []
 
 
 def swift_extended_type(node: ts.Node, src: bytes) -> Sequence[Name]:
@@ -1094,6 +1135,10 @@ GRAMMARS: dict[str, Grammar] = {
             (file_scoped_namespace_declaration) @file_namespace
             (method_declaration) @method
             (constructor_declaration) @constructor
+            (operator_declaration) @operator
+            (conversion_operator_declaration) @operator
+            (destructor_declaration) @operator
+            (indexer_declaration) @operator
             (local_function_statement) @local_function
             (property_declaration) @property
             (event_declaration) @event
@@ -1116,6 +1161,8 @@ GRAMMARS: dict[str, Grammar] = {
             "file_namespace": Rule("namespace"),
             "method": _METHOD,
             "constructor": _CONSTRUCTOR,
+            # Methods as C++'s are: `operator ==`, `implicit operator int`, `~Cache`, `this[]`.
+            "operator": Rule("method", names=csharp_member_name, chunk=True, scope=True),
             # `int Local(int x) => …` inside a method: the method's, as OmniSharp lists it.
             "local_function": _FUNC,
             # Properties with accessor bodies span lines: a chunk of their own, as a method's.
@@ -1264,6 +1311,7 @@ GRAMMARS: dict[str, Grammar] = {
             (protocol_declaration) @protocol
             (function_declaration) @function
             (init_declaration) @constructor
+            (deinit_declaration) @deinit
             (subscript_declaration) @subscript
             (protocol_function_declaration) @method_signature
             (protocol_property_declaration) @protocol_property
@@ -1285,6 +1333,7 @@ GRAMMARS: dict[str, Grammar] = {
             "function": Rule("function", names=swift_name, chunk=True, scope=True),
             "constructor": Rule("constructor", names=keyword_name("init"), chunk=True, scope=True),
             "subscript": Rule("method", names=keyword_name("subscript"), chunk=True, scope=True),
+            "deinit": Rule("method", names=keyword_name("deinit"), chunk=True, scope=True),  # as C++'s ~T
             "method_signature": Rule("method", names=swift_name, declaration=True),
             "protocol_property": Rule("property", names=swift_property_names),
             "variable": Rule("variable", names=swift_property_names, chunk=True, scope=True),

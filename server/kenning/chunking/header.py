@@ -24,11 +24,18 @@ def name_line(symbol: str, members: tuple[str, ...], limit: int, declared: tuple
     it, prototypes and pure virtual methods (``; declares c, d``); what follows the name at
     most ``limit`` characters (cut with ``…``)."""
     name = written_out(symbol)
-    listed = _SEPARATOR.join(" ".join(name_parts(member)) for member in members)
+    # An operator (`==`, Swift's and C#'s) has no words to list.
+    members = tuple(words for words in map(_words, members) if words)
+    listed = _SEPARATOR.join(members)
+    declared = tuple(words for words in map(_words, declared) if words)
     if declared:
-        listed += _DECLARED + _SEPARATOR.join(" ".join(name_parts(member)) for member in declared)
+        listed += _DECLARED + _SEPARATOR.join(declared)
     listed = _cut(listed, limit)
     return f"{name}{_LIST_START}{listed}" if members else name + listed
+
+
+def _words(name: str) -> str:
+    return " ".join(name_parts(name))
 
 
 def names_line(names: tuple[str, ...], limit: int) -> str:
