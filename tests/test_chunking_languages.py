@@ -394,6 +394,28 @@ def test_a_typescript_namespace_lists_its_exported_consts() -> None:
     assert symbols_of(result) == {("ts", "namespace", None), ("version", "constant", "ts")}
 
 
+def test_ambient_constants_and_variables_are_symbols() -> None:
+    # TanStack Router's `declare const lanePhase: unique symbol` and a `.d.ts`'s globals, as
+    # tsserver lists them: no symbol before.
+    text = src(
+        """
+        declare const lanePhase: unique symbol
+        export declare const GLOBAL_SEROVAL: '$R'
+        declare var process: NodeProcess, onerror: ErrorHandler;
+        declare let counter: number;
+        declare function greet(name: string): void;
+        """
+    )
+    assert symbols_of(chunked(text, "typescript")) == {
+        ("lanePhase", "constant", None),
+        ("GLOBAL_SEROVAL", "constant", None),
+        ("process", "variable", None),
+        ("onerror", "variable", None),
+        ("counter", "variable", None),
+        ("greet", "function", None),
+    }
+
+
 @pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
 def test_an_anonymous_default_export_is_named_default(language: str) -> None:
     # As tsserver lists it; before, its lines were a window with no name and no symbol.

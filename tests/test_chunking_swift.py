@@ -132,7 +132,7 @@ def test_a_conditional_between_switch_cases_is_no_parse_error() -> None:
     assert (encode.kind, encode.symbol) == ("impl", "AppContext")
 
 
-def test_operator_functions_and_deinit_are_methods_of_their_types() -> None:
+def test_operator_functions_deinit_associated_types_and_macros_are_symbols() -> None:
     # In the shape of Expo's Either.swift: `static func ==` had no name (tree-sitter gives the
     # operator no identifier), and its extension's header listed an empty member.
     text = src(
@@ -148,7 +148,15 @@ def test_operator_functions_and_deinit_are_methods_of_their_types() -> None:
                 return lhs.value == rhs.value
             }
             prefix static func -(value: Either) -> Either { value }
+            public static func ?? <T>(value: Either, fallback: T) -> T { fallback }
         }
+
+        public protocol CapacitorExtension {
+            associatedtype CapacitorType
+        }
+
+        @attached(member, names: named(decode))
+        public macro Union() = #externalMacro(module: "ExpoModulesMacros", type: "UnionMacro")
         """
     )
     result = chunked(text, "swift")
@@ -157,6 +165,10 @@ def test_operator_functions_and_deinit_are_methods_of_their_types() -> None:
         ("deinit", "method", "FileDownloader"),
         ("==", "method", "Either"),
         ("-", "method", "Either"),
+        ("??", "method", "Either"),
+        ("CapacitorExtension", "interface", None),
+        ("CapacitorType", "type", "CapacitorExtension"),
+        ("Union", "function", None),
     }
     extension = chunk_at(result, 8)
     assert extension.header.split("\n")[0] == "either"

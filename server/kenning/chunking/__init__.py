@@ -163,7 +163,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 65: a `.h` that declares an Objective-C `@interface` or `@protocol` is language objective-c
 # 66: C#'s operators, conversions, finalizers and indexers and Swift's operator functions and
 #     `deinit` are methods; a member with no words (`==`) is left out of a header's list
-CHUNKER_VERSION = 66
+# 67: Swift's custom operators, `associatedtype`s and macros, TypeScript's ambient `declare
+#     const`/`let`/`var` are symbols
+CHUNKER_VERSION = 67
 
 log = logging.getLogger(__name__)
 

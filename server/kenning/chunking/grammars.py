@@ -543,7 +543,8 @@ def swift_name(node: ts.Node, src: bytes) -> Sequence[Name]:
     if name is None:
         return []
     written = name.type in ("simple_identifier", "type_identifier")
-    return [(name, ())] if written or (node.type == "function_declaration" and not name.is_named) else []
+    operator = node.type == "function_declaration" and (not name.is_named or name.type == "custom_operator")
+    return [(name, ())] if written or operator else []
 
 
 def swift_extended_type(node: ts.Node, src: bytes) -> Sequence[Name]:
@@ -781,6 +782,11 @@ _TS_DEFINITIONS = (
 (public_field_definition) @field
 (enum_body (property_identifier) @enum_member_bare)
 (enum_body (enum_assignment) @enum_member)
+(ambient_declaration
+  (lexical_declaration kind: "const" (variable_declarator name: (identifier)) @ambient_constant))
+(ambient_declaration
+  (lexical_declaration kind: "let" (variable_declarator name: (identifier)) @ambient_variable))
+(ambient_declaration (variable_declaration (variable_declarator name: (identifier)) @ambient_variable))
 """
 )
 
@@ -839,6 +845,10 @@ _TS_RULES: dict[str, Rule] = {
     "field": Rule("field", names=names_in("name")),
     "enum_member_bare": Rule("enum_member", names=_itself),
     "enum_member": _ENUM_MEMBER,
+    # `declare const lanePhase: unique symbol`, a `.d.ts`'s `declare var process: Process`: the
+    # names tsserver lists, though nothing defines them here.
+    "ambient_constant": Rule("constant"),
+    "ambient_variable": Rule("variable"),
 }
 
 _JS_BLOCKS = ("program", "statement_block", "class_body", "switch_body", "switch_case", "switch_default")
@@ -1320,6 +1330,8 @@ GRAMMARS: dict[str, Grammar] = {
             (enum_class_body (property_declaration) @property)
             (enum_entry) @enum_member
             (typealias_declaration) @type
+            (associatedtype_declaration) @type
+            (macro_declaration) @macro
         """,
         rules={
             "struct": Rule("struct", names=swift_name, chunk=True, container=True, scope=True),
@@ -1340,7 +1352,9 @@ GRAMMARS: dict[str, Grammar] = {
             # A computed property's body spans lines: a chunk of its own, as a method's.
             "property": Rule("property", names=swift_property_names, chunk=True, scope=True),
             "enum_member": Rule("enum_member"),  # `case on, off`: both
-            "type": Rule("type", names=swift_name),
+            "type": Rule("type", names=swift_name),  # and a protocol's `associatedtype`
+            # `public macro Union() = #externalMacro(…)`: a declaration whose name no field gives.
+            "macro": Rule("function", names=first_child_named("simple_identifier"), chunk=True),
         },
         blocks=("source_file", "class_body", "enum_class_body", "protocol_body", "statements"),
         attached=frozenset({"comment", "multiline_comment"}),
