@@ -81,3 +81,23 @@ def test_lua_functions_are_chunks_with_their_comments() -> None:
     assert (request.kind, request.symbol) == ("method", "Client.request")
     assert request.text.startswith("--- Sends a request to the server.")
     assert (chunk_at(result, 28).kind, chunk_at(result, 28).symbol) == ("function", "M.handlers.hover")
+
+
+def test_a_lua_banner_leads_the_function_below_it() -> None:
+    # LuaJIT's disassemblers: a `----` line over each function was a window of its own.
+    text = src(
+        """
+        local function decode(op)
+          return op % 256
+        end
+
+        ------------------------------------------------------------------------------
+
+        -- Disassemble a block of code.
+        local function disass_block(ctx, ofs, len)
+          return ctx, ofs, len
+        end
+        """
+    )
+    block = chunk_at(chunked(text, "lua"), 5)
+    assert (block.start_line, block.kind, block.symbol) == (5, "function", "disass_block")

@@ -314,6 +314,39 @@ def test_crumbs_join_a_neighbouring_chunk() -> None:
     assert result.chunks[1].header == "base run\nclass Base:"
 
 
+def test_a_section_heading_leads_the_definition_below_it() -> None:
+    # go/ast's banners and the JDK's `// Helpers for …` sections: each was a window of its own,
+    # a comment and nothing else as a result (inside a class, one named after the class).
+    text = src(
+        """
+        class Bits:
+            def get_boolean(self, b, off):
+                return b[off] != 0
+
+            # ----------------------------------------------------------------------
+            # Methods for packing primitive values into byte arrays starting at
+            # given offsets.
+            # ----------------------------------------------------------------------
+
+            def put_boolean(self, b, off, val):
+                b[off] = 1 if val else 0
+
+            # Helpers for fetchers of one field, method, or constructor
+
+            def search_fields(self, fields, name):
+                return [f for f in fields if f.name == name]
+        """
+    )
+    result = chunked(text, "python", max_chars=400)
+    assert spans(result) == [
+        (1, 3, "method", "Bits.get_boolean"),
+        (5, 11, "method", "Bits.put_boolean"),
+        (13, 16, "method", "Bits.search_fields"),
+    ]
+    # Where the two do not fit one chunk, the heading stays on its own.
+    assert (10, 11, "method", "Bits.put_boolean") in spans(chunked(text, "python", max_chars=200))
+
+
 def test_name_column_counts_characters_not_bytes() -> None:
     text = 'x = "héllo"; y = "wörld"\nclass Ünïcode:\n    pass\n'
     result = chunked(text, "python")

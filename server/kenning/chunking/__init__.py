@@ -165,7 +165,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     `deinit` are methods; a member with no words (`==`) is left out of a header's list
 # 67: Swift's custom operators, `associatedtype`s and macros, TypeScript's ambient `declare
 #     const`/`let`/`var` are symbols
-CHUNKER_VERSION = 67
+# 68: a section's heading (a few comment lines between definitions) leads the definition below
+#     it when both fit one chunk
+CHUNKER_VERSION = 68
 
 log = logging.getLogger(__name__)
 

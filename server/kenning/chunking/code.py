@@ -95,6 +95,11 @@ _MAX_STATEMENT_DEPTH = 48
 _MAX_SIGNATURE = 120
 # Lines between definitions this short (at most two of them) join a neighbouring chunk.
 _CRUMB_CHARS = 100
+# A section's heading between definitions (`// MARK: - Color String Parsing`, a `//----`
+# banner around `// Helpers`): comment lines only, at most this many and this long, lead the
+# definition after them when both fit one chunk.
+_HEADING_LINES = 4
+_HEADING_CHARS = 400
 # The symbol kinds of a top-level table of data that a window is named after.
 _DATA_KINDS = frozenset({"variable", "constant"})
 # How far up `_comment_start` looks for the `/*` of a comment that ends above a definition.
@@ -658,7 +663,7 @@ class CodeChunker:
                 if "/*" in lines[start - 1]:
                     return start
             return line
-        marks = ("#",) if self.grammar.name == "python" else ("//",)  # C's `#` is no comment
+        marks = _COMMENT_PREFIXES.get(self.grammar.name, ("//",))
         while line > 1 and lines[line - 2].lstrip().startswith(marks):
             line -= 1
         return line
@@ -692,7 +697,9 @@ class CodeChunker:
     ) -> int | None:
         """Window the lines between definitions; returns a line to glue onto the next unit.
 
-        A crumb — at most two short lines — is not worth a chunk of its own when a neighbour
+        A section's heading (``_is_heading``: a few comment lines) leads the definition below
+        it, when both fit one chunk and it is not the file's first (a licence, a preamble). A
+        crumb — at most two short lines — is not worth a chunk of its own when a neighbour
         can take it within the budget: closing brackets (``}``, ``#endif``) join the chunk
         before; a line that opens what follows (``class A:`` before its first method,
         ``if TYPE_CHECKING:``, ``extern "C" {``) or a comment banner joins the next
@@ -707,6 +714,13 @@ class CodeChunker:
         start, end = span
         previous = self.out[-1] if len(self.out) > first_out else None
         back_fits = previous is not None and index.size(previous.start, end) <= self.budget
+        if (
+            following is not None
+            and (previous is not None or owner is not None)  # not the file's licence or preamble
+            and index.size(start, following[1]) <= self.budget
+            and self._is_heading(start, end)
+        ):
+            return start
         if back_fits and self._is_closing(start, end):
             assert previous is not None
             previous.end = end
@@ -738,9 +752,23 @@ class CodeChunker:
         last = self.index.line(end).rstrip()
         if last.endswith((":", "{", "(")):
             return True
+        return self._only_comments(start, end)
+
+    def _only_comments(self, start: int, end: int) -> bool:
         prefixes = _COMMENT_PREFIXES.get(self.grammar.name, ("//", "/*", "*"))
         return all(
             line.lstrip().startswith(prefixes) for line in self.index.lines[start - 1 : end] if line.strip()
+        )
+
+    def _is_heading(self, start: int, end: int) -> bool:
+        """Whether the lines are a section's heading: a few comment lines, which name what
+        follows them better than they say anything alone (as a result of their own they were
+        one line of `// MARK: - Private`)."""
+        index = self.index
+        return (
+            index.size(start, end) <= _HEADING_CHARS
+            and sum(not index.is_blank(n) for n in range(start, end + 1)) <= _HEADING_LINES
+            and self._only_comments(start, end)
         )
 
     def _is_closing(self, start: int, end: int) -> bool:
@@ -1007,4 +1035,6 @@ def _is_docstring(node: ts.Node) -> bool:
     )
 
 
-_COMMENT_PREFIXES = {"python": ("#",)}
+# How a comment's lines start where a language does not write C's `//` and `/* … */` (in C a
+# `#` line is no comment).
+_COMMENT_PREFIXES = {"python": ("#",), "ruby": ("#",), "shell": ("#",), "lua": ("--",)}
