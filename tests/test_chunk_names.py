@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from kenning.chunking import chunk_source
-from kenning.chunking.header import listed_members, name_line
+from kenning.chunking.header import listed_members, name_line, names_line
 from kenning.indexer import embed_input
 from kenning.lexical import written_out
 
@@ -147,6 +147,10 @@ def test_the_name_line_lists_defined_members_for_the_name_boost_and_declared_one
     cut = name_line("A", tuple(f"member{i}" for i in range(20)), 40)
     # the name before "…" may be cut: dropped
     assert cut.endswith("…") and listed_members("A", cut) == [f"member {i}" for i in range(3)]
+    # An operator has no words to list (Swift's extension of `==` read `either: `).
+    assert name_line("Either", ("==",), 40) == "either"
+    assert name_line("Either", ("==", "get"), 40, ("<",)) == "either: get"
+    assert names_line(("==", "A.len"), 40) == "a len"
 
 
 def test_rulers_are_shortened_in_the_model_input() -> None:

@@ -24,24 +24,24 @@ def name_line(symbol: str, members: tuple[str, ...], limit: int, declared: tuple
     it, prototypes and pure virtual methods (``; declares c, d``); what follows the name at
     most ``limit`` characters (cut with ``…``)."""
     name = written_out(symbol)
-    # An operator (`==`, Swift's and C#'s) has no words to list.
-    members = tuple(words for words in map(_words, members) if words)
-    listed = _SEPARATOR.join(members)
-    declared = tuple(words for words in map(_words, declared) if words)
-    if declared:
-        listed += _DECLARED + _SEPARATOR.join(declared)
+    defined_words = _in_words(members)
+    listed = _SEPARATOR.join(defined_words)
+    declared_words = _in_words(declared)
+    if declared_words:
+        listed += _DECLARED + _SEPARATOR.join(declared_words)
     listed = _cut(listed, limit)
-    return f"{name}{_LIST_START}{listed}" if members else name + listed
-
-
-def _words(name: str) -> str:
-    return " ".join(name_parts(name))
+    return f"{name}{_LIST_START}{listed}" if defined_words else name + listed
 
 
 def names_line(names: tuple[str, ...], limit: int) -> str:
     """Names in words (``A.Len``, ``IPv4Unspecified`` → ``a len, i pv 4 unspecified``), at most
     ``limit`` characters: what a window of one-liners that no one name fits leads with."""
-    return _cut(_SEPARATOR.join(" ".join(name_parts(name)) for name in names), limit)
+    return _cut(_SEPARATOR.join(_in_words(names)), limit)
+
+
+def _in_words(names: tuple[str, ...]) -> list[str]:
+    """Each name in words; an operator (Swift's and C#'s `==`, Ruby's `[]`) has none to list."""
+    return [words for words in (" ".join(name_parts(name)) for name in names) if words]
 
 
 def _cut(listed: str, limit: int) -> str:
