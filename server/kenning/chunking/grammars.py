@@ -187,9 +187,8 @@ def name_anchor(node: ts.Node) -> ts.Node:
 def name_text(node: ts.Node, src: bytes) -> str:
     """A definition's name as written, less a sigil (``SIGILS``); an Objective-C method's
     selector; a C# operator's as Roslyn lists it. A C++ conversion operator (``operator_cast``)
-    has no name node: its name is the
-    keyword and the target type, up to the parameters (``operator const char*() const`` →
-    ``operator const char*``)."""
+    has no name node: its name is the keyword and the target type, up to the parameters
+    (``operator const char*() const`` → ``operator const char*``)."""
     if node.type in SIGILS:
         return node_text(node, src)[SIGILS[node.type] :]
     if is_selector(node):
