@@ -725,9 +725,7 @@ class CodeChunker:
             assert previous is not None
             previous.end = end
             return None
-        if index.size(start, end) <= _CRUMB_CHARS and (
-            sum(not index.is_blank(n) for n in range(start, end + 1)) <= 2
-        ):
+        if index.size(start, end) <= _CRUMB_CHARS and index.nonblank(start, end) <= 2:
             if (
                 following is not None
                 and index.size(start, following[1]) <= self.budget
@@ -767,7 +765,7 @@ class CodeChunker:
         index = self.index
         return (
             index.size(start, end) <= _HEADING_CHARS
-            and sum(not index.is_blank(n) for n in range(start, end + 1)) <= _HEADING_LINES
+            and index.nonblank(start, end) <= _HEADING_LINES
             and self._only_comments(start, end)
         )
 

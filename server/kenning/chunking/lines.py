@@ -47,6 +47,10 @@ class LineIndex:
     def is_blank(self, n: int) -> bool:
         return self._blank[n - 1]
 
+    def nonblank(self, start: int, end: int) -> int:
+        """How many of lines ``start..end`` hold more than whitespace."""
+        return end - start + 1 - sum(self._blank[start - 1 : end])
+
     def size(self, start: int, end: int) -> int:
         """Characters of ``"\\n".join(lines[start-1:end])``."""
         return self._pos[end] - self._pos[start - 1] - 1
