@@ -397,6 +397,68 @@ def test_a_compound_named_declaration_knows_the_impl_kept_whole_that_implements_
     }
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Swift's Javadoc-style block, a lint directive and an inline attribute between.
+        (
+            "    /**\n     Eval JS in the web view.\n     */\n"
+            "    // swiftlint:disable:next identifier_name\n    @objc public func eval(js: String) {",
+            True,
+        ),
+        ("/// Eval JS.\n#[inline]\nfn eval(&self) {", True),  # Rust's lines and an attribute
+        ("/** Eval JS. */\n@Override\npublic void eval() {", True),  # Java's one-line block
+        ("/*! Eval JS. */\nvoid eval();", True),  # Qt's
+        ("/**\n eval the script, as eval does\n */\nfunc eval() {", True),  # named in its doc
+        ("// Eval JS.\nfunc eval() {", False),  # a plain comment: a note as often as a doc
+        ("/* MIT licence */\nfunc eval() {", False),
+        ("func eval() {\n    /// not above it\n}", False),
+        ("/// Other's doc.\nfunc other() {}\nfunc eval() {", False),  # the doc of the line above
+        ("/// Doc.\nfunc evaluate() {", False),  # no line names `eval`
+    ],
+)
+def test_a_doc_comment_documents_the_line_of_code_below_it(text: str, expected: bool) -> None:
+    row = ChunkRow(1, 1, "a", "swift", 1, text.count("\n") + 1, "method", "Bridge.eval", "", text)
+    assert signatures.documents(row, "eval") is expected
+
+
+def test_an_implementation_documented_where_its_declaration_is_not_is_no_implementation_of_it(
+    tmp_path: Path,
+) -> None:
+    """Capacitor documents `CapacitorBridge.eval`, not its protocol's bare `func eval`: a sentence
+    from that doc comment means the method, and its declaration is not lifted above it. An
+    undocumented implementation (`localURL`) keeps its declaration above it."""
+    body = "".join(f"        let step{i} = {i}\n" for i in range(30))
+    (tmp_path / "Bridge.swift").write_text(
+        "public protocol BridgeProtocol {\n    func eval(js: String)\n"
+        "    func localURL(fromWebURL webURL: URL?) -> URL?\n}\n\n"
+        "open class Bridge: NSObject, BridgeProtocol {\n"
+        "    /**\n     Eval JS in the web view.\n     */\n"
+        f"    public func eval(js: String) {{\n{body}        run(js)\n    }}\n\n"
+        f"    public func localURL(fromWebURL webURL: URL?) -> URL? {{\n{body}        return webURL\n    }}\n"
+        "}\n"
+    )
+    with Engine(tmp_path, Config()).open() as engine:
+        update(engine)
+        assert engine.db is not None
+        conn = engine.db.reader()
+        rows = engine.db.chunks_by_id([cid for (cid,) in conn.execute("SELECT id FROM chunks")], conn)
+        by_symbol = {row.symbol: row for row in rows.values()}
+        assert by_symbol["Bridge.eval"].kind == by_symbol["Bridge.localURL"].kind == "method"
+        # `Bridge.eval` is cut in two; its first piece holds the doc comment.
+        assert s.implementations(rows.values()) == {
+            by_symbol["BridgeProtocol.localURL"].id: [by_symbol["Bridge.localURL"].id]
+        }
+        # The declaration had ranked first for the method's own sentence.
+        hits = search(engine, SearchQuery("Eval JS in the web view", limit=10)).hits
+        assert [(h.symbol, h.start_line) for h in hits[:2]] == [
+            ("Bridge.eval", 7),
+            ("BridgeProtocol.eval", 1),
+        ]
+        hits = search(engine, SearchQuery("Translate a URL from the web view into a file URL", limit=10)).hits
+        assert [h.symbol for h in hits[:2]] == ["BridgeProtocol.localURL", "Bridge.localURL"]
+
+
 def test_a_declaration_knows_the_methods_that_implement_it(file_ext: Engine) -> None:
     assert file_ext.db is not None
     conn = file_ext.db.reader()

@@ -50,6 +50,7 @@ from kenning.search.sentences import (
 )
 from kenning.search.signatures import (
     answers_yes_or_no,
+    documents,
     enclosing_signatures,
     parameter_names,
     signature_words,
@@ -82,6 +83,11 @@ def spelled(part: str, terms: set[str]) -> bool:
 def leaf_parts(symbol: str) -> frozenset[str]:
     """The words of a dotted name's last part: ``next``, ``back`` for ``iter.Filter.next_back``."""
     return frozenset(name_words(symbol.rsplit(".", 1)[-1]))
+
+
+def leaf_of(row: ChunkRow) -> str:
+    """The last part of the chunk's dotted name (``eval`` of ``CapacitorBridge.eval``)."""
+    return (row.symbol or "").rsplit(".", 1)[-1]
 
 
 def leaf_words(symbol: str) -> str:
@@ -254,7 +260,7 @@ def piece_of(row: ChunkRow, definitions: Sequence[tuple[str, int, int, int]]) ->
     class body or of a function with nested ones stands for those, too). A piece that overlaps
     none is a doc comment longer than a chunk, cut above its definition (RxJS documents an
     operator in 40 lines): it is the nearest so named below it, nothing defined between."""
-    leaf = (row.symbol or "").rsplit(".", 1)[-1]
+    leaf = leaf_of(row)
     best, most = None, (0, 0)
     for name, start, end, _ in definitions:
         overlap = (min(end, row.end_line) - max(start, row.start_line) + 1, start - end)
@@ -426,6 +432,14 @@ def names_as_base(signatures: str, base: str) -> bool:
     return False
 
 
+def says_itself(implementation: Sequence[ChunkRow], declaration: ChunkRow, name: str) -> bool:
+    """Whether an implementation (its pieces among the candidates: a long one is cut) carries
+    its own doc comment where its declaration carries none (Capacitor's `CapacitorBridge.eval`
+    under `/** Eval JS in the web view */`, its protocol's `func eval(js: String)` bare): then
+    it is where a sentence about it was written."""
+    return any(documents(piece, name) for piece in implementation) and not documents(declaration, name)
+
+
 def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
     """Among ``rows``, each trait or interface member declaration's implementations: the
     methods of its name whose enclosing signature names its trait (``fn tell(&self) ->
@@ -435,15 +449,18 @@ def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
     that only declares a member (an abstract method, a Java interface's or a C++ pure virtual
     one, listed after ``; declares``) has as implementations the methods of that name in the
     classes that extend or implement it (``abstract map(…)`` in ``Step`` ← ``map`` in ``class
-    AttrStep extends Step``)."""
+    AttrStep extends Step``). An implementation documented where its declaration is not
+    (``says_itself``) is none: the sentence is its own."""
     # A member's name in words -> the rows defining it, each with the name of the type it is
     # defined in: a method's owner, or the definition kept whole that lists it.
     by_leaf: dict[str, list[tuple[ChunkRow, str]]] = {}
     declarations: list[ChunkRow] = []
     declaring: list[tuple[ChunkRow, list[str]]] = []  # a class (or its window), the names it declares
+    pieces: dict[tuple[int, str], list[ChunkRow]] = {}  # a definition's pieces, by file and name
     for row in rows:
         if not row.symbol:
             continue
+        pieces.setdefault((row.file_id, row.symbol), []).append(row)
         owner, _, leaf = row.symbol.rpartition(".")
         if owner and row.kind == DECLARATION_KIND:
             declarations.append(row)
@@ -467,7 +484,10 @@ def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
             # The enclosing signatures, or the text above the method's name (an `impl` kept
             # whole: its own opening line).
             above = row.text.find(leaf)
-            if named.search(enclosing_signatures(row)) or (above > 0 and named.search(row.text[:above])):
+            implements = named.search(enclosing_signatures(row)) or (
+                above > 0 and named.search(row.text[:above])
+            )
+            if implements and not says_itself(pieces[row.file_id, row.symbol or ""], declaration, leaf):
                 found.setdefault(declaration.id, []).append(row.id)
     for row, declared in declaring:
         assert row.symbol is not None
@@ -478,6 +498,7 @@ def implementations(rows: Iterable[ChunkRow]) -> dict[int, list[int]]:
                     method.kind in CALLABLE_KINDS
                     and defined_in != base
                     and names_as_base(enclosing_signatures(method), base)
+                    and not says_itself(pieces[method.file_id, method.symbol or ""], row, leaf_of(method))
                 ):
                     found.setdefault(row.id, []).append(method.id)
     return found

@@ -106,6 +106,46 @@ def parameter_names(row: ChunkRow) -> frozenset[str]:
     return _parameter_names(row.text[:1500], row.symbol.rsplit(".", 1)[-1], row.language == "go")
 
 
+# A doc comment's opening: Javadoc's, JSDoc's, HeaderDoc's and Swift's `/**`, Qt's and Doxygen's
+# `/*!`, Rust's, Swift's and C#'s `///`, Rust's inner `//!`. Go's and C's plain `//` and `/*`
+# are left out: above a definition they are as often a note or a lint directive as its doc.
+_DOC_LINE = ("///", "//!")
+_DOC_BLOCK = ("/**", "/*!")
+_ABOVE_A_NAME = ("//", "@", "#[", "[")  # other comments, attributes between a doc and its code
+
+
+def documents(row: ChunkRow, name: str) -> bool:
+    """Whether a doc comment stands above the first line of code in the chunk that names
+    ``name`` (``/** … */`` or ``///`` lines, attributes and other ``//`` lines between
+    allowed): whether the chunk says there what that definition does."""
+    named = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    lines = row.text.split("\n")
+    in_block = False
+    at = None
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if in_block:
+            in_block = "*/" not in text
+        elif text.startswith("/*"):
+            in_block = "*/" not in text[2:]
+        elif not text.startswith(("//", "*")) and named.search(text):
+            at = i
+            break
+    if at is None:
+        return False
+    for i in range(at - 1, -1, -1):
+        text = lines[i].strip()
+        if text.startswith(_DOC_LINE):
+            return True
+        if text.endswith("*/"):
+            # The block's opening: the nearest `/*` at or above its closing line.
+            opening = next((lines[j].strip() for j in range(i, -1, -1) if "/*" in lines[j]), "")
+            return opening[opening.find("/*") :].startswith(_DOC_BLOCK)
+        if not text.startswith(_ABOVE_A_NAME):
+            return False
+    return False
+
+
 def _parameter_names(code: str, name: str, go: bool) -> frozenset[str]:
     start = _parameter_list_start(code, name)
     if start is None:
