@@ -172,3 +172,32 @@ def test_operator_functions_deinit_associated_types_and_macros_are_symbols() -> 
     }
     extension = chunk_at(result, 8)
     assert extension.header.split("\n")[0] == "either"
+
+
+def test_a_heading_leads_the_first_chunk_of_an_extension_too_big_for_one() -> None:
+    # expo-modules-core's SharedObject.swift: the `// MARK:` above an extension too big for one
+    # chunk was a chunk of its own, one comment line as a result.
+    body = "".join(f"    let step{i} = try lookup({i})\n" for i in range(12))
+    text = src(
+        """
+        extension SharedObject: EventEmitter {
+          public func emit(event: String) {
+            send(event)
+          }
+        }
+
+        // MARK: - Recovering the native object from JS
+
+        extension SharedObject {
+          public static func native(from jsObject: JavaScriptObject) throws -> SharedObject {
+        """
+    )
+    text += body + "    return found\n  }\n\n  public static func release(_ object: SharedObject) {\n"
+    text += body + "  }\n}\n"
+    result = chunked(text, "swift", max_chars=700)
+    assert spans(result)[:3] == [
+        (1, 5, "impl", "SharedObject"),
+        (7, 24, "method", "SharedObject.native"),
+        (26, 40, "method", "SharedObject.release"),
+    ]
+    assert chunk_at(result, 7).text.startswith("// MARK: - Recovering the native object from JS\n\nextension")

@@ -167,7 +167,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     const`/`let`/`var` are symbols
 # 68: a section's heading (a few comment lines between definitions) leads the definition below
 #     it when both fit one chunk
-CHUNKER_VERSION = 68
+# 69: a heading left alone above a definition too big for one chunk leads its first chunk
+CHUNKER_VERSION = 69
 
 log = logging.getLogger(__name__)
 

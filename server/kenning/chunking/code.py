@@ -826,10 +826,33 @@ class CodeChunker:
                 inner = headers if owner is not None and glued <= owner.def_line else member_headers
                 self.out.append(_whole(child, glued, end, inner))
             else:
+                emitted = len(self.out)
                 self._emit_unit(child, start, end, merged, member_headers, depth)
+                if start > position:
+                    self._lead_with_heading(emitted, position, start, first_out if owner is None else -1)
             position = end + 1
         if position <= high:
             self._emit_loose(position, high, owner, headers, first_out, None)
+
+    def _lead_with_heading(self, emitted: int, loose: int, start: int, first_out: int) -> None:
+        """A heading left a window of its own (the lines ``loose..start - 1`` were windowed)
+        above a definition too big for one chunk (``// MARK: - Recovering the native object
+        from JS`` over an ``extension``) leads the definition's first chunk, when that chunk
+        starts on the definition's first line and both fit the budget; not a file's first
+        lines (``first_out``: where the file's chunks start, -1 inside a definition)."""
+        if emitted - 1 <= first_out or emitted >= len(self.out):
+            return
+        heading, lead = self.out[emitted - 1], self.out[emitted]
+        if (
+            heading.kind == "window"
+            and heading.symbol is None
+            and lead.start == start
+            and loose <= heading.start
+            and self.index.size(heading.start, lead.end) <= self.budget
+            and self._is_heading(heading.start, heading.end)
+        ):
+            lead.start = heading.start
+            del self.out[emitted - 1]
 
     def _group_overloads(
         self, items: list[tuple[int, int, _Unit, bool]]
