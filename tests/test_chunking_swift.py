@@ -201,3 +201,23 @@ def test_a_heading_leads_the_first_chunk_of_an_extension_too_big_for_one() -> No
         (26, 40, "method", "SharedObject.release"),
     ]
     assert chunk_at(result, 7).text.startswith("// MARK: - Recovering the native object from JS\n\nextension")
+
+
+def test_comments_after_the_last_definition_close_the_chunk_above() -> None:
+    # expo-updates ends files with the `// swiftlint:enable …` directives its top opened: alone
+    # they were a result of their own, lint switches and nothing else.
+    text = src(
+        """
+        // swiftlint:disable force_unwrapping
+
+        public final class AppLoader {
+          func finish() {
+            run()
+          }
+        }
+
+        // swiftlint:enable closure_body_length
+        // swiftlint:enable force_unwrapping
+        """
+    )
+    assert spans(chunked(text, "swift")) == [(1, 10, "class", "AppLoader")]

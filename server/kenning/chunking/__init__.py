@@ -168,7 +168,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 68: a section's heading (a few comment lines between definitions) leads the definition below
 #     it when both fit one chunk
 # 69: a heading left alone above a definition too big for one chunk leads its first chunk
-CHUNKER_VERSION = 69
+# 70: a few comment lines after the last definition close the chunk above
+CHUNKER_VERSION = 70
 
 log = logging.getLogger(__name__)
 

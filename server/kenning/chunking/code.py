@@ -698,7 +698,8 @@ class CodeChunker:
         """Window the lines between definitions; returns a line to glue onto the next unit.
 
         A section's heading (``_is_heading``: a few comment lines) leads the definition below
-        it, when both fit one chunk and it is not the file's first (a licence, a preamble). A
+        it, when both fit one chunk and it is not the file's first (a licence, a preamble);
+        after the last definition such lines close the chunk above, when they fit. A
         crumb — at most two short lines — is not worth a chunk of its own when a neighbour
         can take it within the budget: closing brackets (``}``, ``#endif``) join the chunk
         before; a line that opens what follows (``class A:`` before its first method,
@@ -721,6 +722,12 @@ class CodeChunker:
             and self._is_heading(start, end)
         ):
             return start
+        if following is None and back_fits and self._is_heading(start, end):
+            # A few comment lines after the last definition (Swift's closing `// swiftlint:enable
+            # …` directives, an end-of-class note) close the chunk above, as a `}` does.
+            assert previous is not None
+            previous.end = end
+            return None
         if back_fits and self._is_closing(start, end):
             assert previous is not None
             previous.end = end
