@@ -1652,3 +1652,24 @@ def test_a_container_kept_whole_lists_the_members_it_only_declares(
     check_invariants(source, result, DEFAULT_MAX_CHARS)
     [whole] = [c for c in result.chunks if c.symbol in ("Shape", "Counter")]
     assert whole.header.splitlines()[0] == expected
+
+
+def test_an_ifdef_leads_the_function_below_it() -> None:
+    # glibc's `#ifdef DONT_NEED_AIO_MISC_COND` between two functions was a result of its own.
+    c_text = src(
+        """
+        int aio_wait(int n)
+        {
+          return n;
+        }
+
+        #ifdef DONT_NEED_AIO_MISC_COND
+        static int
+        wait_for(int n)
+        {
+          return n;
+        }
+        #endif
+        """
+    )
+    assert spans(chunked(c_text, "c")) == [(1, 4, "function", "aio_wait"), (6, 12, "function", "wait_for")]

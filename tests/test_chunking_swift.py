@@ -221,3 +221,27 @@ def test_comments_after_the_last_definition_close_the_chunk_above() -> None:
         """
     )
     assert spans(chunked(text, "swift")) == [(1, 10, "class", "AppLoader")]
+
+
+def test_a_conditional_opening_leads_the_definition_below_it() -> None:
+    # Expo's `#if os(iOS) || os(tvOS)` above a class that exists only there was a result of its
+    # own, one directive line.
+    text = src(
+        """
+        public final class HostingView {
+          func reactViewController() -> UIViewController? {
+            return nil
+          }
+        }
+
+        #if os(iOS) || os(tvOS)
+        private final class AppearanceTrackingHostingController {
+          private(set) var isAppearing = false
+        }
+        #endif
+        """
+    )
+    assert spans(chunked(text, "swift")) == [
+        (1, 5, "class", "HostingView"),
+        (7, 11, "class", "AppearanceTrackingHostingController"),
+    ]

@@ -169,7 +169,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     it when both fit one chunk
 # 69: a heading left alone above a definition too big for one chunk leads its first chunk
 # 70: a few comment lines after the last definition close the chunk above
-CHUNKER_VERSION = 70
+# 71: a conditional's opening (`#if os(iOS)`, `#ifdef`) under nothing but comments leads the
+#     definition below it
+CHUNKER_VERSION = 71
 
 log = logging.getLogger(__name__)
 

@@ -105,6 +105,8 @@ _DATA_KINDS = frozenset({"variable", "constant"})
 # How far up `_comment_start` looks for the `/*` of a comment that ends above a definition.
 _MAX_COMMENT_LINES = 400
 _CLOSING = re.compile(r"[)\]}]|#\s*(?:endif|else|elif)\b")
+# A conditional's opening (C's and Swift's `#if os(iOS)`, `#ifdef`): it leads into what follows.
+_OPENING_DIRECTIVE = re.compile(r"#\s*(?:if|ifdef|ifndef)\b")
 
 
 @dataclass(slots=True, eq=False)
@@ -753,10 +755,13 @@ class CodeChunker:
         return None
 
     def _introduces(self, start: int, end: int) -> bool:
-        """Whether the lines lead into what follows: a block opener or only comments."""
+        """Whether the lines lead into what follows: a block opener, a conditional's opening
+        under nothing but comments, or only comments."""
         last = self.index.line(end).rstrip()
         if last.endswith((":", "{", "(")):
             return True
+        if _OPENING_DIRECTIVE.match(last.lstrip()):
+            return self._only_comments(start, end - 1)
         return self._only_comments(start, end)
 
     def _only_comments(self, start: int, end: int) -> bool:
