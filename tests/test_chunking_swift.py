@@ -201,6 +201,10 @@ def test_a_heading_leads_the_first_chunk_of_an_extension_too_big_for_one() -> No
         (26, 40, "method", "SharedObject.release"),
     ]
     assert chunk_at(result, 7).text.startswith("// MARK: - Recovering the native object from JS\n\nextension")
+    # A conditional's opening above it, too (Expo's `#if os(iOS)` over `extension SceneGeometry`).
+    conditional = text.replace("// MARK: - Recovering the native object from JS\n\n", "#if os(iOS)\n")
+    conditional += "#endif\n"
+    assert spans(chunked(conditional, "swift", max_chars=700))[1] == (7, 23, "method", "SharedObject.native")
 
 
 def test_comments_after_the_last_definition_close_the_chunk_above() -> None:

@@ -171,7 +171,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 70: a few comment lines after the last definition close the chunk above
 # 71: a conditional's opening (`#if os(iOS)`, `#ifdef`) under nothing but comments leads the
 #     definition below it
-CHUNKER_VERSION = 71
+# 72: such an opening, left alone above a definition too big for one chunk, leads its first chunk
+CHUNKER_VERSION = 72
 
 log = logging.getLogger(__name__)
 

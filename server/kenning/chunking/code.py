@@ -754,6 +754,16 @@ class CodeChunker:
         self._emit_windows(start, end, owner, headers)
         return None
 
+    def _is_opening(self, start: int, end: int) -> bool:
+        """Whether the lines are a crumb that leads into what follows (``#if os(iOS)``,
+        ``extern "C" {``)."""
+        index = self.index
+        return (
+            index.size(start, end) <= _CRUMB_CHARS
+            and index.nonblank(start, end) <= 2
+            and self._introduces(start, end)
+        )
+
     def _introduces(self, start: int, end: int) -> bool:
         """Whether the lines lead into what follows: a block opener, a conditional's opening
         under nothing but comments, or only comments."""
@@ -847,11 +857,12 @@ class CodeChunker:
             self._emit_loose(position, high, owner, headers, first_out, None)
 
     def _lead_with_heading(self, emitted: int, loose: int, start: int, first_out: int) -> None:
-        """A heading left a window of its own (the lines ``loose..start - 1`` were windowed)
-        above a definition too big for one chunk (``// MARK: - Recovering the native object
-        from JS`` over an ``extension``) leads the definition's first chunk, when that chunk
-        starts on the definition's first line and both fit the budget; not a file's first
-        lines (``first_out``: where the file's chunks start, -1 inside a definition)."""
+        """A heading or an opening crumb (``_is_opening``: ``#if os(iOS)``) left a window of its
+        own (the lines ``loose..start - 1`` were windowed) above a definition too big for one
+        chunk (``// MARK: - Recovering the native object from JS`` over an ``extension``) leads
+        the definition's first chunk, when that chunk starts on the definition's first line
+        and both fit the budget; not a file's first lines (``first_out``: where the file's
+        chunks start, -1 inside a definition)."""
         if emitted - 1 <= first_out or emitted >= len(self.out):
             return
         heading, lead = self.out[emitted - 1], self.out[emitted]
@@ -861,7 +872,7 @@ class CodeChunker:
             and lead.start == start
             and loose <= heading.start
             and self.index.size(heading.start, lead.end) <= self.budget
-            and self._is_heading(heading.start, heading.end)
+            and (self._is_heading(heading.start, heading.end) or self._is_opening(heading.start, heading.end))
         ):
             lead.start = heading.start
             del self.out[emitted - 1]
