@@ -172,7 +172,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 71: a conditional's opening (`#if os(iOS)`, `#ifdef`) under nothing but comments leads the
 #     definition below it
 # 72: such an opening, left alone above a definition too big for one chunk, leads its first chunk
-CHUNKER_VERSION = 72
+# 73: a chunk never ends (or starts) on a blank line a node took in (C#'s `#define`)
+CHUNKER_VERSION = 73
 
 log = logging.getLogger(__name__)
 

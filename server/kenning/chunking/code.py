@@ -966,6 +966,12 @@ class CodeChunker:
         roots = self._tree()
         self._emit_region(1, self.index.count, roots, None, (), 0)
         self._mark_boilerplate()
+        for out in self.out:
+            # A node can end past its last line of text: C#'s `#define` takes the blank line
+            # after it, and a function around it would end on that blank line.
+            span = self.index.trim(out.start, out.end)
+            if span is not None:
+                out.start, out.end = span
         chunks = [(out.start, out.end, out.kind, out.symbol, _header(out)) for out in self.out]
         return chunks, self.symbols
 
