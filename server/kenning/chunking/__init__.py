@@ -173,7 +173,8 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 #     definition below it
 # 72: such an opening, left alone above a definition too big for one chunk, leads its first chunk
 # 73: a chunk never ends (or starts) on a blank line a node took in (C#'s `#define`)
-CHUNKER_VERSION = 73
+# 74: a definition's span (its chunk's and its symbol's) ends on its last line of text
+CHUNKER_VERSION = 74
 
 log = logging.getLogger(__name__)
 

@@ -406,7 +406,11 @@ class CodeChunker:
             # stop qualifying containers further (their names would grow quadratically too).
             deep = len(scopes) >= _MAX_NESTING
             span = node if deep else self._span_node(node)
-            span_start, span_end = span.start_point.row + 1, _end_line(span)
+            span_start = span.start_point.row + 1
+            # A node can end past its last line of text (C#'s `#define` takes the blank line
+            # after it): the definition, and the chunk and symbol of it, end on its last text.
+            text_span = self.index.trim(span_start, _end_line(span))
+            span_end = text_span[1] if text_span is not None else span_start
 
             first: tuple[str | None, tuple[str, ...], str] | None = None
             name: str | None
@@ -734,7 +738,7 @@ class CodeChunker:
             assert previous is not None
             previous.end = end
             return None
-        if index.size(start, end) <= _CRUMB_CHARS and index.nonblank(start, end) <= 2:
+        if self._is_crumb(start, end):
             if (
                 following is not None
                 and index.size(start, following[1]) <= self.budget
@@ -754,15 +758,14 @@ class CodeChunker:
         self._emit_windows(start, end, owner, headers)
         return None
 
+    def _is_crumb(self, start: int, end: int) -> bool:
+        """Whether the lines are a crumb: at most two short lines."""
+        return self.index.size(start, end) <= _CRUMB_CHARS and self.index.nonblank(start, end) <= 2
+
     def _is_opening(self, start: int, end: int) -> bool:
         """Whether the lines are a crumb that leads into what follows (``#if os(iOS)``,
         ``extern "C" {``)."""
-        index = self.index
-        return (
-            index.size(start, end) <= _CRUMB_CHARS
-            and index.nonblank(start, end) <= 2
-            and self._introduces(start, end)
-        )
+        return self._is_crumb(start, end) and self._introduces(start, end)
 
     def _introduces(self, start: int, end: int) -> bool:
         """Whether the lines lead into what follows: a block opener, a conditional's opening
@@ -966,12 +969,6 @@ class CodeChunker:
         roots = self._tree()
         self._emit_region(1, self.index.count, roots, None, (), 0)
         self._mark_boilerplate()
-        for out in self.out:
-            # A node can end past its last line of text: C#'s `#define` takes the blank line
-            # after it, and a function around it would end on that blank line.
-            span = self.index.trim(out.start, out.end)
-            if span is not None:
-                out.start, out.end = span
         chunks = [(out.start, out.end, out.kind, out.symbol, _header(out)) for out in self.out]
         return chunks, self.symbols
 
