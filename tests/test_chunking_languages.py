@@ -1673,3 +1673,94 @@ def test_an_ifdef_leads_the_function_below_it() -> None:
         """
     )
     assert spans(chunked(c_text, "c")) == [(1, 4, "function", "aio_wait"), (6, 12, "function", "wait_for")]
+
+
+# ESLint's rules (9.17.0, lib/rules/arrow-parens.js, shortened): a banner above `module.exports =
+# {…}`, which is longer than a chunk and so is windowed; `create` is the one definition in it.
+_ESLINT_RULE = src(
+    """
+    "use strict";
+
+    const astUtils = require("./utils/ast-utils");
+
+    function hasBlockBody(node) {
+        return node.body.type === "BlockStatement";
+    }
+
+    //------------------------------------------------------------------------------
+    // Rule Definition
+    //------------------------------------------------------------------------------
+
+    /** @type {import('../shared/types').Rule} */
+    module.exports = {
+        meta: {
+            deprecated: true,
+            replacedBy: [],
+            type: "layout",
+
+            docs: {
+                description: "Require parentheses around arrow function arguments",
+                recommended: false,
+                url: "https://eslint.org/docs/latest/rules/arrow-parens"
+            },
+
+            fixable: "code",
+
+            schema: [
+                {
+                    enum: ["always", "as-needed"]
+                },
+                {
+                    type: "object",
+                    properties: {
+                        requireForBlockBody: {
+                            type: "boolean",
+                            default: false
+                        }
+                    },
+                    additionalProperties: false
+                }
+            ],
+
+            messages: {
+                unexpectedParens: "Unexpected parentheses around single function argument.",
+                expectedParens: "Expected parentheses around arrow function argument.",
+
+                unexpectedParensInline: "Unexpected parentheses around single function argument.",
+                expectedParensBlock: "Expected parentheses around arrow function argument having a body."
+            }
+        },
+
+        create(context) {
+            return { ArrowFunctionExpression: hasBlockBody };
+        }
+    };
+    """
+)
+
+
+def test_a_banner_leads_the_window_of_what_it_heads() -> None:
+    # The `// Rule Definition` banner was a window of its own (65 such results in ESLint's lib/):
+    # a cut right below it made the most even windows. It now leads the first window of the
+    # `module.exports = {…}` it heads.
+    result = chunked(_ESLINT_RULE, "javascript")
+    banner = _ESLINT_RULE.split("\n").index("// Rule Definition") + 1
+    exports = _ESLINT_RULE.split("\n").index("module.exports = {") + 1
+    (holding,) = [c for c in result.chunks if c.start_line <= banner <= c.end_line]
+    assert holding.start_line == banner - 1 and holding.end_line > exports
+    assert not any(
+        all(line.lstrip().startswith(("//", "/*", "*")) for line in c.text.split("\n") if line.strip())
+        for c in result.chunks
+    )
+
+
+def test_a_run_of_comments_is_cut_where_one_ends() -> None:
+    # Only a heading over code leads what follows: a run of one-line `@typedef` imports above a
+    # long `@typedef` comment (ESLint's cli-engine.js) stays apart from it, and the tail of a
+    # long comment (` * @property …`) is no heading.
+    imports = "\n".join(f'/** @typedef {{import("../shared/types").T{n}}} T{n} */' for n in range(4))
+    properties = "\n".join(f" * @property {{string}} [option{n}] What option {n} is for." for n in range(24))
+    typedef = f"/**\n * The options.\n * @typedef {{Object}} Options\n{properties}\n */"
+    text = f"function f(a) {{\n    return a + 1;\n}}\n\n{imports}\n\n{typedef}\nconst x = 1;\n"
+    result = chunked(text, "javascript")
+    assert [(c.start_line, c.end_line) for c in result.chunks][:3] == [(1, 3), (5, 8), (10, 24)]

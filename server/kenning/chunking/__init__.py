@@ -174,7 +174,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 72: such an opening, left alone above a definition too big for one chunk, leads its first chunk
 # 73: a chunk never ends (or starts) on a blank line a node took in (C#'s `#define`)
 # 74: a definition's span (its chunk's and its symbol's) ends on its last line of text
-CHUNKER_VERSION = 74
+# 75: a heading over code is not cut off from it where lines are windowed (ESLint's `// Rule
+#     Definition` banner above `module.exports = {…}`)
+CHUNKER_VERSION = 75
 
 log = logging.getLogger(__name__)
 

@@ -591,7 +591,24 @@ class CodeChunker:
         if index.size(start, end) > self.budget:
             bonus = self._statement_bonus(start, end, owner.span_node if owner is not None else self.root)
         signature: str | None = None
-        windows = pack_windows(index, start, end, self.budget, bonus)
+        # A section's heading is not cut off from what it heads (ESLint's `// Rule Definition`
+        # banner above `module.exports = {…}` was a window of its own); but a file's first lines
+        # (a licence, a preamble) head nothing in particular, and the last lines of a long
+        # comment (` * @property …` / ` */`) are no heading.
+        opening = index.next_nonblank(1, index.count)
+        windows = pack_windows(
+            index,
+            start,
+            end,
+            self.budget,
+            bonus,
+            leads=lambda first, last: (
+                first != opening
+                and not index.line(first).lstrip().startswith("*")
+                and self._is_heading(first, last)
+                and self._code_follows(last + 1, end)
+            ),
+        )
         if owner is not None and owner.rule.container:
             windows = [part for first, last in windows for part in self._member_parts(owner, first, last)]
         for first, last in windows:
@@ -782,6 +799,20 @@ class CodeChunker:
         return all(
             line.lstrip().startswith(prefixes) for line in self.index.lines[start - 1 : end] if line.strip()
         )
+
+    def _code_follows(self, start: int, end: int) -> bool:
+        """Whether code comes next from line ``start`` on (up to ``end``), past blank lines and
+        at most one line of comment (`/** @type {…} */` above `module.exports = {`): not another
+        comment block (a run of `@typedef` comments above the next)."""
+        index = self.index
+        comments = 0
+        line = index.next_nonblank(start, end)
+        while line is not None and self._only_comments(line, line):
+            comments += 1
+            if comments > 1:
+                return False
+            line = index.next_nonblank(line + 1, end)
+        return line is not None
 
     def _is_heading(self, start: int, end: int) -> bool:
         """Whether the lines are a section's heading: a few comment lines, which name what

@@ -14,7 +14,7 @@ crumb.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import accumulate
 
 # A cut next to a blank line is worth this much; callers add their own bonuses on top.
@@ -93,14 +93,16 @@ def pack_windows(
     bonus: Mapping[int, int] = _NO_BONUS,
     *,
     first_budget: int | None = None,
+    leads: Callable[[int, int], bool] | None = None,
 ) -> list[tuple[int, int]]:
     """Cut lines ``start..end`` into trimmed windows of at most ``budget`` characters.
 
     ``bonus[c]`` rewards a cut just before line ``c``; a cut next to a blank line earns
     ``BLANK_BONUS`` on top. A line longer than the budget becomes a window of its own (never
     truncated). ``first_budget`` caps the first window only (room left after a heading that
-    will be glued in front of it). Every non-blank line of the range ends up in exactly one
-    window, in order.
+    will be glued in front of it). ``leads(first, last)`` says lines that lead into what
+    follows them (a section's heading): no window is cut to hold only them while a cut
+    further on fits. Every non-blank line of the range ends up in exactly one window, in order.
     """
     windows: list[tuple[int, int]] = []
     blank = index._blank
@@ -129,6 +131,8 @@ def pack_windows(
         target = max(1.0, min(cap, remaining / parts))
         best_cut, best_value = fit + 1, float("-inf")
         for cut in range(s + 1, fit + 2):  # window = s .. cut-1
+            if leads is not None and cut <= fit and leads(s, cut - 1):
+                continue
             size = index.size(s, cut - 1)
             value = bonus.get(cut, 0) - _SIZE_WEIGHT * abs(size - target) / target
             if blank[cut - 1] or blank[cut - 2]:
