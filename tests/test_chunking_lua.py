@@ -62,6 +62,7 @@ def test_lua_functions_are_symbols_of_their_tables() -> None:
     assert language_for_path("runtime/lua/vim/lsp/client.lua") == "lua"
     result = chunked(CLIENT, "lua")
     assert symbols_of(result) == {
+        ("Client", "class", "vim.lsp"),  # `--- @class vim.lsp.Client`, as LuaLS lists it
         ("create", "function", "Client"),
         ("validate", "function", "Client.create"),
         ("request", "method", "Client"),
@@ -101,3 +102,82 @@ def test_a_lua_banner_leads_the_function_below_it() -> None:
     )
     block = chunk_at(chunked(text, "lua"), 5)
     assert (block.start_line, block.kind, block.symbol) == (5, "function", "disass_block")
+
+
+# In the shape of Neovim's runtime (vim/treesitter/languagetree.lua, vim/lsp/buf.lua): the types
+# LuaCATS comments define.
+TYPES = src(
+    """
+    local M = {}
+
+    ---@alias TSCallbackName
+    ---| 'changedtree'
+    ---| 'bytes'
+    ---@alias ParserThreadState { timeout: integer? }
+
+    ---@nodoc
+    ---@class (exact) vim.treesitter.LanguageTree : vim.treesitter.Base
+    ---@field private _callbacks table<TSCallbackName,function[]> Callback handlers
+    ---@field private _lang string Language name
+    local LanguageTree = {}
+
+    --- Optional keyword arguments:
+    --- @class vim.lsp.buf.format.Opts
+    --- @inlinedoc
+    --- @field timeout_ms? integer
+    --- Predicate used to filter clients.
+    --- @class vim.lsp.buf.format.Filter<T>
+    --- @field id? integer
+
+    --- Formats a buffer.
+    --- @class vim.lsp.buf.Inline
+    --- @param opts? vim.lsp.buf.format.Opts
+    function M.format(opts)
+      return opts
+    end
+
+    ---@enum vim.lsp.protocol.Kind
+    M.Kind = {
+      Text = 1,
+    }
+
+    return M
+    """
+)
+
+
+def test_luacats_types_are_symbols() -> None:
+    # Neovim declares its option tables and classes in comments; LuaLS lists each by its name.
+    result = chunked(TYPES, "lua")
+    assert symbols_of(result) >= {
+        ("TSCallbackName", "type", None),
+        ("ParserThreadState", "type", None),
+        ("LanguageTree", "class", "vim.treesitter"),
+        ("Opts", "class", "vim.lsp.buf.format"),
+        ("Filter", "class", "vim.lsp.buf.format"),
+        ("Inline", "class", "vim.lsp.buf"),
+        ("Kind", "enum", "vim.lsp.protocol"),
+        ("format", "function", "M"),
+    }
+    opts = next(s for s in result.symbols if s.name == "Opts")
+    # Its description above the tag, its fields below, up to the next tag's description.
+    assert (opts.start_line, opts.name_line, opts.end_line) == (14, 15, 17)
+
+
+def test_a_luacats_class_over_several_lines_is_a_chunk_of_its_own() -> None:
+    # Neovim's `vim.treesitter.LanguageTree` fields took three windows named after nothing.
+    result = chunked(TYPES, "lua")
+    tree = chunk_at(result, 9)
+    # A one-line alias above leads it, as any comment line does; `local LanguageTree = {}` right
+    # below closes it.
+    assert (tree.start_line, tree.end_line, tree.kind, tree.symbol) == (
+        6,
+        12,
+        "class",
+        "vim.treesitter.LanguageTree",
+    )
+    assert (chunk_at(result, 3).kind, chunk_at(result, 3).symbol) == ("type", "TSCallbackName")
+    assert (chunk_at(result, 16).start_line, chunk_at(result, 16).symbol) == (14, "vim.lsp.buf.format.Opts")
+    assert (chunk_at(result, 19).start_line, chunk_at(result, 19).symbol) == (18, "vim.lsp.buf.format.Filter")
+    # A class in a function's comments is a symbol; the function's chunk holds its lines.
+    assert (chunk_at(result, 23).start_line, chunk_at(result, 23).symbol) == (22, "M.format")

@@ -176,7 +176,9 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 74: a definition's span (its chunk's and its symbol's) ends on its last line of text
 # 75: a heading over code is not cut off from it where lines are windowed (ESLint's `// Rule
 #     Definition` banner above `module.exports = {…}`)
-CHUNKER_VERSION = 75
+# 76: Lua's LuaCATS types (`---@class`, `---@alias`, `---@enum`) are symbols, and a class written
+#     over several lines (its `---@field` lines) a chunk of its own
+CHUNKER_VERSION = 76
 
 log = logging.getLogger(__name__)
 
