@@ -1161,6 +1161,23 @@ def test_the_names_a_sentence_says_its_subject_is_not() -> None:
     assert sentences.other_names("Makes it behave like a plain observable") == frozenset()
     assert sentences.other_names("invalidated by further calls to this method") == frozenset()
     assert sentences.other_names("Parses a URL and sets its path") == frozenset()
+    # Who acts on what the subject handles, named right after "by".
+    assert sentences.other_names("conversion for arrays already normalized by `convertResult`") == {
+        ("convertResult",)
+    }
+    assert sentences.other_names("Converts a raw pointer previously created by [`into_raw`] back") == {
+        ("into_raw",)
+    }
+    assert sentences.other_names("Called by ManagedARAHandle to deregister the model") == {
+        ("ManagedARAHandle",)
+    }
+    assert sentences.other_names("Do the inverse of the conversion done by split_header_words") == {
+        ("split_header_words",)
+    }
+    # "the `RawVec`" is the receiver, whose `impl Drop` holds the method meant.
+    assert sentences.other_names("Frees the memory owned by the `RawVec` without dropping") == frozenset()
+    assert sentences.other_names("Returns the items sorted by key") == frozenset()
+    assert sentences.other_names("Called by React Native to check the view") == frozenset()
 
 
 GO_URL = """package url

@@ -132,18 +132,32 @@ _OTHER_THAN_SUBJECT = re.compile(
     r"(?<![\w-])(?:like|same as|same \w+ as|similar to|equivalent to|calls to|call to|calls|passed to"
     r"|returned by|implements|implementation of|version of)\s+(?:the\s+)?`?(?P<name>[A-Za-z_][\w.:]*)"
 )
+# ... and who acts on what it handles: "arrays already normalized by `convertResult`", "a pointer
+# previously created by [`into_raw`]", "Called by ManagedARAHandle to deregister …", "the
+# conversion done by split_header_words". Only a name written as code right after "by": "the
+# memory owned by the `RawVec`" is the receiver's own (its `impl Drop` holds the method meant),
+# and "invalidated by further calls", "sorted by key" name nothing.
+_DONE_BY = re.compile(
+    r"(?<![\w-])(?:[A-Za-z]+ed|[Mm]ade|built|written|set|held|thrown|given|done|kept|sent|taken|shown|drawn)"
+    r" by\s+(?P<mark>[`\[]*)(?P<name>[A-Za-z_][\w.:]*)(?P<call>\(\))?"
+)
+# A name written as code: camel case, an inner capital (`ManagedARAHandle`), `_`, `.` or `::`.
+_CODE_SHAPED = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}|_|\.|::")
 
 
 def other_names(text: str) -> frozenset[tuple[str, ...]]:
-    """The names a sentence says its subject is not but is like, calls, hands its work to or
-    implements, each as written, split at ``.`` and ``::`` (``names_exactly``): "The same as
+    """The names a sentence says its subject is not but is like, calls, hands its work to,
+    implements or is acted on by, each as written, split at ``.`` and ``::`` (``names_exactly``): "The same as
     `RawVec::reserve`, but …" → ``{("RawVec", "reserve")}``; "Concrete implementation of
     InspectLoader.get_source" names the abstract method, not the `get_source` that implements
     it."""
-    names = (
-        tuple(part for part in re.split(r"::|\.", found["name"]) if part)
-        for found in _OTHER_THAN_SUBJECT.finditer(text)
-    )
+    written = [found["name"] for found in _OTHER_THAN_SUBJECT.finditer(text)]
+    written += [
+        found["name"]
+        for found in _DONE_BY.finditer(text)
+        if found["mark"] or found["call"] or _CODE_SHAPED.search(found["name"])
+    ]
+    names = (tuple(part for part in re.split(r"::|\.", name) if part) for name in written)
     return frozenset(name for name in names if name and name[-1] not in FUNCTION_WORDS)  # "like a …"
 
 
