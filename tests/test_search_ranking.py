@@ -1177,7 +1177,24 @@ def test_the_names_a_sentence_says_its_subject_is_not() -> None:
     # "the `RawVec`" is the receiver, whose `impl Drop` holds the method meant.
     assert sentences.other_names("Frees the memory owned by the `RawVec` without dropping") == frozenset()
     assert sentences.other_names("Returns the items sorted by key") == frozenset()
+    # What it works with, uses, calls, throws, overrides or mirrors, written as code.
+    assert sentences.other_names("Reloads a tree from a block that was written with writeToStream()") == {
+        ("writeToStream",)
+    }
+    assert sentences.other_names("Read the files, but do it only once using __gconv_read_conf") == {
+        ("__gconv_read_conf",)
+    }
+    assert sentences.other_names("Call unlink() on all tracked shared memory") == {("unlink",)}
+    assert sentences.other_names("Throw FindException with the given format string") == {("FindException",)}
+    assert sentences.other_names("Overrides AbstractTask version to include checks") == {("AbstractTask",)}
+    assert sentences.other_names("does the inverse transformation of QueryEscape, converting") == {
+        ("QueryEscape",)
+    }
+    assert sentences.other_names("The symmetric clone of `fix_right_border`") == {("fix_right_border",)}
+    assert sentences.other_names("Like quote(), but accepts a bytes object") == {("quote",)}
+    assert sentences.other_names("Uses receipt-conform representation of dates") == frozenset()
     assert sentences.other_names("Called by React Native to check the view") == frozenset()
+    assert sentences.other_names("Throws an exception if the key is missing") == frozenset()
 
 
 GO_URL = """package url

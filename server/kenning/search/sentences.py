@@ -124,22 +124,32 @@ def _with_forms(words: Iterable[str]) -> frozenset[str]:
 
 # What a sentence names as other than its subject: what it is like ("is like setPath but for
 # Fragment", "the same as `reserve`", "performs the same function as call_once()", "equivalent
-# to ParseInt(…)"), what it calls or hands its work to ("calls ParseAddr(s) and panics on error",
-# "a call to Write", "the severity passed to New", "an error returned by parseFloatPrefix") and
-# what it implements ("implements Fprint", "Concrete implementation of
-# InspectLoader.get_source", "the internal version of Flush").
+# to ParseInt(…)", "Like quote(), but accepts bytes"), what it calls or hands its work to
+# ("calls ParseAddr(s) and panics on error", "a call to Write", "the severity passed to New", "an
+# error returned by parseFloatPrefix") and what it implements ("implements Fprint", "Concrete
+# implementation of InspectLoader.get_source", "the internal version of Flush"). A sentence's
+# first word is capitalised.
 _OTHER_THAN_SUBJECT = re.compile(
-    r"(?<![\w-])(?:like|same as|same \w+ as|similar to|equivalent to|calls to|call to|calls|passed to"
-    r"|returned by|implements|implementation of|version of)\s+(?:the\s+)?`?(?P<name>[A-Za-z_][\w.:]*)"
+    r"(?<![\w-])(?:[Ll]ike|same as|same \w+ as|[Ss]imilar to|[Ee]quivalent to|[Cc]alls to|[Cc]all to|[Cc]alls"
+    r"|passed to|returned by|[Ii]mplements|[Ii]mplementation of|[Vv]ersion of)\s+(?:the\s+)?`?"
+    r"(?P<name>[A-Za-z_][\w.:]*)"
 )
-# ... and who acts on what it handles: "arrays already normalized by `convertResult`", "a pointer
-# previously created by [`into_raw`]", "Called by ManagedARAHandle to deregister …", "the
-# conversion done by split_header_words". Only a name written as code right after "by": "the
-# memory owned by the `RawVec`" is the receiver's own (its `impl Drop` holds the method meant),
-# and "invalidated by further calls", "sorted by key" name nothing.
-_DONE_BY = re.compile(
-    r"(?<![\w-])(?:[A-Za-z]+ed|[Mm]ade|built|written|set|held|thrown|given|done|kept|sent|taken|shown|drawn)"
-    r" by\s+(?P<mark>[`\[]*)(?P<name>[A-Za-z_][\w.:]*)(?P<call>\(\))?"
+# ... and what it works with or against, when written as code: who acts on what it handles
+# ("arrays already normalized by `convertResult`", "Called by ManagedARAHandle to deregister …",
+# "a data block that was written with writeToStream()", "dispatched using
+# EventDispatcher.dispatchEvent"), what it uses, calls, throws or overrides ("do it only once
+# using __gconv_read_conf", "Call unlink() on all tracked shared memory", "Throw FindException
+# with …", "Overrides AbstractTask version"), what it mirrors ("does the inverse transformation
+# of QueryEscape", "The symmetric clone of `fix_right_border`"). Only a name written as code right
+# after such words: "the memory owned by the `RawVec`" is the receiver's own (its `impl Drop`
+# holds the method meant), and "invalidated by further calls", "sorted by key" name nothing.
+_WORKS_WITH = re.compile(
+    r"(?<![\w-])(?:"
+    r"(?:[A-Za-z]+ed|[Mm]ade|built|written|set|held|thrown|given|done|kept|sent|taken|shown|drawn)"
+    r" (?:by|with|using|via)"
+    r"|[Uu]sing|[Uu]ses?|[Cc]all|[Tt]hrows?|[Oo]verrides"
+    r"|(?:[Ii]nverse|[Oo]pposite|[Rr]everse|[Cc]ounterpart|[Cc]lone|[Mm]irror)(?: \w+)? (?:of|to)"
+    r")\s+(?P<mark>[`\[]*)(?P<name>[A-Za-z_][\w.:]*)(?P<call>\(\))?"
 )
 # A name written as code: camel case, an inner capital (`ManagedARAHandle`), `_`, `.` or `::`.
 _CODE_SHAPED = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}|_|\.|::")
@@ -147,14 +157,14 @@ _CODE_SHAPED = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}|_|\.|::")
 
 def other_names(text: str) -> frozenset[tuple[str, ...]]:
     """The names a sentence says its subject is not but is like, calls, hands its work to,
-    implements or is acted on by, each as written, split at ``.`` and ``::`` (``names_exactly``): "The same as
-    `RawVec::reserve`, but …" → ``{("RawVec", "reserve")}``; "Concrete implementation of
-    InspectLoader.get_source" names the abstract method, not the `get_source` that implements
-    it."""
+    implements, works with or mirrors, each as written, split at ``.`` and ``::``
+    (``names_exactly``): "The same as `RawVec::reserve`, but …" → ``{("RawVec", "reserve")}``;
+    "Concrete implementation of InspectLoader.get_source" names the abstract method, not the
+    `get_source` that implements it."""
     written = [found["name"] for found in _OTHER_THAN_SUBJECT.finditer(text)]
     written += [
         found["name"]
-        for found in _DONE_BY.finditer(text)
+        for found in _WORKS_WITH.finditer(text)
         if found["mark"] or found["call"] or _CODE_SHAPED.search(found["name"])
     ]
     names = (tuple(part for part in re.split(r"::|\.", name) if part) for name in written)
