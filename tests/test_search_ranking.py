@@ -1193,6 +1193,15 @@ def test_the_names_a_sentence_says_its_subject_is_not() -> None:
     assert sentences.other_names("The symmetric clone of `fix_right_border`") == {("fix_right_border",)}
     assert sentences.other_names("Like quote(), but accepts a bytes object") == {("quote",)}
     assert sentences.other_names("Uses receipt-conform representation of dates") == frozenset()
+    assert sentences.other_names("Called from onStartCommand to create a config") == {("onStartCommand",)}
+    assert sentences.other_names("is like flush, but without a deferred handlePanic call") == {
+        ("flush",),
+        ("handlePanic",),
+    }
+    assert sentences.other_names("multicasts once `connect()` is called on it") == {("connect",)}
+    assert sentences.other_names("Returns `true` if some [`call_once()`] call has completed") == {
+        ("call_once",)
+    }
     assert sentences.other_names("Called by React Native to check the view") == frozenset()
     assert sentences.other_names("Throws an exception if the key is missing") == frozenset()
 

@@ -136,20 +136,26 @@ _OTHER_THAN_SUBJECT = re.compile(
 )
 # ... and what it works with or against, when written as code: who acts on what it handles
 # ("arrays already normalized by `convertResult`", "Called by ManagedARAHandle to deregister …",
-# "a data block that was written with writeToStream()", "dispatched using
-# EventDispatcher.dispatchEvent"), what it uses, calls, throws or overrides ("do it only once
-# using __gconv_read_conf", "Call unlink() on all tracked shared memory", "Throw FindException
-# with …", "Overrides AbstractTask version"), what it mirrors ("does the inverse transformation
-# of QueryEscape", "The symmetric clone of `fix_right_border`"). Only a name written as code right
-# after such words: "the memory owned by the `RawVec`" is the receiver's own (its `impl Drop`
-# holds the method meant), and "invalidated by further calls", "sorted by key" name nothing.
+# "a data block that was written with writeToStream()", "Called from onStartCommand",
+# "dispatched using EventDispatcher.dispatchEvent"), what it uses, calls, throws or overrides
+# ("do it only once using __gconv_read_conf", "Call unlink() on all tracked shared memory",
+# "Throw FindException with …", "Overrides AbstractTask version"), what it mirrors ("does the
+# inverse transformation of QueryEscape", "The symmetric clone of `fix_right_border`"). Only a
+# name written as code right after such words: "the memory owned by the `RawVec`" is the
+# receiver's own (its `impl Drop` holds the method meant), and "invalidated by further calls",
+# "sorted by key" name nothing.
 _WORKS_WITH = re.compile(
     r"(?<![\w-])(?:"
     r"(?:[A-Za-z]+ed|[Mm]ade|built|written|set|held|thrown|given|done|kept|sent|taken|shown|drawn)"
-    r" (?:by|with|using|via)"
+    r" (?:by|with|using|via|from)"
     r"|[Uu]sing|[Uu]ses?|[Cc]all|[Tt]hrows?|[Oo]verrides"
     r"|(?:[Ii]nverse|[Oo]pposite|[Rr]everse|[Cc]ounterpart|[Cc]lone|[Mm]irror)(?: \w+)? (?:of|to)"
     r")\s+(?P<mark>[`\[]*)(?P<name>[A-Za-z_][\w.:]*)(?P<call>\(\))?"
+)
+# ... and what it says is called ("without a deferred handlePanic call", "once `connect()` is
+# called on it"), when written as code.
+_CALLED = re.compile(
+    r"(?<![\w.:`\[])(?P<mark>[`\[]*)(?P<name>[A-Za-z_][\w.:]*)(?P<call>\(\))?[`\]]*\s+(?:calls?|is called)\b"
 )
 # A name written as code: camel case, an inner capital (`ManagedARAHandle`), `_`, `.` or `::`.
 _CODE_SHAPED = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}|_|\.|::")
@@ -164,7 +170,8 @@ def other_names(text: str) -> frozenset[tuple[str, ...]]:
     written = [found["name"] for found in _OTHER_THAN_SUBJECT.finditer(text)]
     written += [
         found["name"]
-        for found in _WORKS_WITH.finditer(text)
+        for pattern in (_WORKS_WITH, _CALLED)
+        for found in pattern.finditer(text)
         if found["mark"] or found["call"] or _CODE_SHAPED.search(found["name"])
     ]
     names = (tuple(part for part in re.split(r"::|\.", name) if part) for name in written)
