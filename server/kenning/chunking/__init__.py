@@ -176,8 +176,7 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "ChunkedFile", "Symb
 # 74: a definition's span (its chunk's and its symbol's) ends on its last line of text
 # 75: a heading over code is not cut off from it where lines are windowed (ESLint's `// Rule
 #     Definition` banner above `module.exports = {…}`)
-# 76: Lua's LuaCATS types (`---@class`, `---@alias`, `---@enum`) are symbols, and a class written
-#     over several lines (its `---@field` lines) a chunk of its own
+# 76: Lua's LuaCATS types (`---@class`, `---@alias`, `---@enum`) are symbols
 CHUNKER_VERSION = 76
 
 log = logging.getLogger(__name__)

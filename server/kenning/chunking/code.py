@@ -106,8 +106,6 @@ _DATA_KINDS = frozenset({"variable", "constant"})
 # How far up `_comment_start` looks for the `/*` of a comment that ends above a definition.
 _MAX_COMMENT_LINES = 400
 _CLOSING = re.compile(r"[)\]}]|#\s*(?:endif|else|elif)\b")
-# A type a LuaCATS comment defines over several lines (`_collect_annotations`): a chunk.
-_ANNOTATION = Rule("class", chunk=True, refine=False)
 # A conditional's opening (C's and Swift's `#if os(iOS)`, `#ifdef`): it leads into what follows.
 _OPENING_DIRECTIVE = re.compile(r"#\s*(?:if|ifdef|ifndef)\b")
 
@@ -491,34 +489,31 @@ class CodeChunker:
                 )
         self.symbols += [symbol for key, symbol in attributes.items() if key not in defined]
         if self.grammar.name == "lua":
-            self._collect_annotations(len(self.compiled.rule_order))
+            self._collect_annotations()
 
-    def _collect_annotations(self, order: int) -> None:
+    def _collect_annotations(self) -> None:
         """The types LuaCATS comments define (``---@class``, ``---@alias``, ``---@enum``,
-        ``luacats.py``), each a symbol as lua-language-server lists it; one written over several
-        lines (a class and its ``---@field`` lines, Neovim's option classes) a chunk of its own,
-        where no definition holds it among its comments already."""
+        ``luacats.py``), each a symbol as lua-language-server lists it. Their lines stay where
+        the chunker puts comments: a class's own chunk (its ``---@field`` lines kept apart from
+        the windows around them) ranked Neovim's option classes above the functions a sentence
+        described, Lua −0.0035 pooled over six samples (docs/performance.md, session 52)."""
         lines = self.index.lines
-        # The top-level `---` lines, by line: a bare `---` is an empty line of the comment, a
-        # longer row of dashes a banner between sections.
-        comments: dict[int, ts.Node] = {}
-        for node in self.root.children:
-            line = node.start_point.row + 1
-            text = lines[line - 1].strip()
-            if (
-                node.type == "comment"
-                and text.startswith("---")
-                and (text == "---" or text.strip("-"))
-                and _end_line(node) == line
-            ):
-                comments[line] = node
+        # The top-level `---` lines: a bare `---` is an empty line of the comment, a longer row of
+        # dashes a banner between sections.
+        comments = sorted(
+            node.start_point.row + 1
+            for node in self.root.children
+            if node.type == "comment"
+            and _end_line(node) == node.start_point.row + 1
+            and (text := lines[node.start_point.row].strip()).startswith("---")
+            and (text == "---" or text.strip("-"))
+        )
         runs: list[tuple[int, int]] = []
-        for line in sorted(comments):
+        for line in comments:
             if runs and runs[-1][1] == line - 1:
                 runs[-1] = (runs[-1][0], line)
             else:
                 runs.append((line, line))
-        held = [(unit.start, unit.end) for unit in self.units]
         for note in luacats.declared_types(lines, runs):
             container, _, name = note.name.rpartition(".")
             self.symbols.append(
@@ -532,24 +527,6 @@ class CodeChunker:
                     note.name_col + (len(container) + 1 if container else 0),  # at the name itself
                 )
             )
-            if note.end > note.start and not any(
-                start <= note.end and note.start <= end for start, end in held
-            ):
-                tag = comments[note.tag_line]
-                self.units.append(
-                    _Unit(
-                        _ANNOTATION,
-                        note.kind,
-                        name,
-                        note.name,
-                        tag,
-                        tag,
-                        note.start,
-                        note.end,
-                        note.tag_line,
-                        order,
-                    )
-                )
 
     def _tree(self) -> list[_Unit]:
         """Nest the chunk units by their spans (identical spans, typedef struct, are one) and
