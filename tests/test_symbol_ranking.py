@@ -10,7 +10,7 @@ from kenning.config import Config
 from kenning.engine import Engine
 from kenning.fuzzy import FuzzyIndex, fuzzy_score
 from kenning.indexer import update
-from kenning.symbols import SymbolSearch
+from kenning.symbols import SymbolSearch, contained_in, split_qualified
 
 
 def ranked(query: str, names: list[str], ties: list[int] | None = None) -> list[str]:
@@ -90,3 +90,47 @@ def test_workspace_symbols_same_name_and_depth_types_then_functions_then_members
         hits = [h.symbol for h in SymbolSearch(engine).find("name", 10)]
     order = [(h.path, h.kind) for h in hits if h.name == "name"]
     assert order == [("c.py", "class"), ("b.py", "method"), ("a.py", "field"), ("d.py", "field")]
+
+
+def test_a_qualified_query_names_the_containers() -> None:
+    assert split_qualified("format.Opts") == (("format",), "Opts")
+    assert split_qualified("Vec::push") == (("Vec",), "push")
+    assert split_qualified("Client:send") == (("Client",), "send")
+    assert split_qualified("lsp.buf.") == (("lsp", "buf"), "")
+    assert split_qualified("handle") is None
+    assert split_qualified(".handle") is None
+    assert contained_in("vim.lsp.buf.format", ("lsp", "format"))
+    assert contained_in("vim.lsp.buf.format", ("Buf",))
+    assert not contained_in("vim.lsp.buf.format", ("format", "lsp"))  # in order
+    assert not contained_in("vim.lsp.buf", ("format",))
+    assert not contained_in(None, ("format",))
+
+
+def test_workspace_symbols_by_a_qualified_name(tmp_path: Path) -> None:
+    # Neovim's shapes: methods of a table, and the option classes LuaCATS comments declare.
+    (tmp_path / "client.lua").write_text(
+        "local Client = {}\n\n"
+        "function Client:request(method, params)\n  return method, params\nend\n\n"
+        "function Client:cancel_request(id)\n  return id\nend\n\n"
+        "local Server = {}\n\n"
+        "function Server:request(method)\n  return method\nend\n\n"
+        "--- @class vim.lsp.buf.format.Opts\n--- @field timeout_ms? integer\n\n"
+        "--- @class vim.lsp.buf.hover.Opts\n--- @field border? string\n"
+    )
+    # A selector is one name with colons in it: typed whole, it is still found by its name.
+    (tmp_path / "view.m").write_text(
+        "@implementation View\n- (void)setSize:(int)size forView:(id)view {\n  return;\n}\n@end\n"
+    )
+    with Engine(tmp_path, Config()).open() as engine:
+        update(engine, embed=False)
+        search = SymbolSearch(engine)
+
+        def found(query: str) -> list[tuple[str | None, str]]:
+            return [(h.symbol.container, h.symbol.name) for h in search.find(query, 10)]
+
+        assert found("Client.request") == [("Client", "request"), ("Client", "cancel_request")]
+        assert found("Client:request")[0] == ("Client", "request")
+        assert found("format.Opts") == [("vim.lsp.buf.format", "Opts")]
+        assert found("buf.Opts") == [("vim.lsp.buf.format", "Opts"), ("vim.lsp.buf.hover", "Opts")]
+        assert found("Server.") == [("Server", "request")]
+        assert found("setSize:forView:") == [("View", "setSize:forView:")]

@@ -16,7 +16,10 @@ from kenning.engine import Engine
 from kenning.indexer import scan, update
 from kenning.symbols import SymbolSearch
 
-QUERIES = ("urp", "should_retry", "circle", "parse", "Http", "", "e", "area", "frob", "distance", "Cookie")
+QUERIES = (
+    *("urp", "should_retry", "circle", "parse", "Http", "", "e", "area", "frob", "distance", "Cookie"),
+    *("UploadRetryPolicy.should", "Policy.", "CookieJar.get"),  # qualified: the containers named
+)
 
 
 def _wait_builds(finder: SymbolSearch, count: int, timeout: float = 60.0) -> None:
