@@ -276,6 +276,7 @@ class CodeChunker:
         self.leaves: list[_Leaf] = []
         self.root_leaves: list[_Leaf] = []  # the leaves in no unit (top-level one-liners)
         self.out: list[_Out] = []
+        self._first_text = index.next_nonblank(1, index.count)  # the file's first non-blank line
         # (first line, last line, name) of each variable or constant `_data_names` lists, built
         # on first use.
         self._data: list[tuple[int, int, str]] | None = None
@@ -635,7 +636,6 @@ class CodeChunker:
         # banner above `module.exports = {…}` was a window of its own); but a file's first lines
         # (a licence, a preamble) head nothing in particular, and the last lines of a long
         # comment (` * @property …` / ` */`) are no heading.
-        opening = index.next_nonblank(1, index.count)
         windows = pack_windows(
             index,
             start,
@@ -643,7 +643,7 @@ class CodeChunker:
             self.budget,
             bonus,
             leads=lambda first, last: (
-                first != opening
+                first != self._first_text
                 and not index.line(first).lstrip().startswith("*")
                 and self._is_heading(first, last)
                 and self._code_follows(last + 1, end)
