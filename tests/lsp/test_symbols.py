@@ -275,3 +275,34 @@ def test_workspace_symbol_with_malformed_params_still_answers(workspace: Path) -
         assert "result" in server.call("workspace/symbol", {"query": "x"})
     finally:
         assert server.close() == 0
+
+
+async def test_workspace_symbol_qualified_queries_and_luacats_types(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    # `Client:request` and `lsp.ClientConfig`, typed in the editor's symbol box, answered by the
+    # real server: the name within the containers named, and the types LuaCATS comments declare.
+    await open_workspace_of(
+        client,
+        tmp_path,
+        {
+            "client.lua": "local Client = {}\n\n"
+            "--- @class vim.lsp.ClientConfig\n--- @field cmd string[]\n\n"
+            "function Client:request(method)\n  return method\nend\n\n"
+            "function Client:cancel_request(id)\n  return id\nend\n",
+            "server.lua": "local Server = {}\n\nfunction Server:request(method)\n  return method\nend\n",
+        },
+    )
+    await assert_first_symbol(client, "request", T.SymbolKind.Method, "Client", "client.lua", 5)
+    found = await workspace_symbols(client, "Client:request")
+    assert [(s.name, s.container_name) for s in found][:2] == [
+        ("request", "Client"),
+        ("cancel_request", "Client"),
+    ]
+    config = (await workspace_symbols(client, "lsp.ClientConfig"))[0]
+    assert (config.name, config.kind, config.container_name) == (
+        "ClientConfig",
+        T.SymbolKind.Class,
+        "vim.lsp",
+    )
+    assert config.location.uri.endswith("client.lua") and config.location.range.start.line == 2
